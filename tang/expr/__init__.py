@@ -1,0 +1,1 @@
+"""Expression graphs: nodes, tracing, gradients, simplification and the text parser."""

@@ -1,0 +1,431 @@
+"""The expression graph: hash-consed nodes over a small set of primitives.
+
+A node is interned by its structure ``(op, payload, children)``, so building the same
+subexpression twice returns the same object: common subexpressions are shared from birth
+and ``a is b`` is structural equality. Nodes whose children are all constants fold at
+construction. Every walk in this module is iterative (no recursion), so graphs of any
+depth are safe, in CPython and in Pyodide alike.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+import weakref
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Union
+
+from .. import ieee
+
+# op name -> (arity, float implementation). Comparisons return bool; select picks a or b.
+PRIMITIVES: dict[str, tuple[int, Callable[..., object] | None]] = {
+    "const": (0, None),
+    "var": (0, None),
+    "add": (2, lambda a, b: a + b),
+    "mul": (2, ieee.mul),
+    "neg": (1, lambda a: -a),
+    "recip": (1, ieee.recip),
+    "sqrt": (1, ieee.sqrt),
+    "sin": (1, ieee.sin),
+    "exp2": (1, ieee.exp2),
+    "log2": (1, ieee.log2),
+    "atan2": (2, ieee.atan2),
+    "lt": (2, lambda a, b: a < b),
+    "le": (2, lambda a, b: a <= b),
+    "eq": (2, lambda a, b: a == b),
+    "select": (3, lambda c, a, b: a if c else b),
+}
+BOOL_OPS = frozenset({"lt", "le", "eq"})
+COMMUTATIVE = frozenset({"add", "mul", "eq"})
+
+LOG2E = 1.4426950408889634  # 1/ln 2
+LN2 = 0.6931471805599453
+HALF_PI = 1.5707963267948966
+
+Number = Union[int, float]
+Operand = Union["Node", int, float]
+
+_interned: weakref.WeakValueDictionary[tuple, Node] = weakref.WeakValueDictionary()
+_counter = [0]
+
+
+class Node:
+    """One interned graph node. ``op`` is a key of PRIMITIVES; ``args`` are child nodes;
+    ``value`` is set for constants and ``name`` for variables."""
+
+    __slots__ = ("op", "args", "value", "name", "serial", "__weakref__")
+
+    op: str
+    args: tuple[Node, ...]
+    value: float | None
+    name: str | None
+    serial: int
+
+    # ---- Python operators: the same user code runs on floats, Duals and Nodes ----
+    def __add__(self, other: Operand) -> Node:
+        return add(self, other)
+
+    def __radd__(self, other: Operand) -> Node:
+        return add(other, self)
+
+    def __sub__(self, other: Operand) -> Node:
+        return add(self, neg(other))
+
+    def __rsub__(self, other: Operand) -> Node:
+        return add(other, neg(self))
+
+    def __mul__(self, other: Operand) -> Node:
+        return mul(self, other)
+
+    def __rmul__(self, other: Operand) -> Node:
+        return mul(other, self)
+
+    def __truediv__(self, other: Operand) -> Node:
+        return div(self, other)
+
+    def __rtruediv__(self, other: Operand) -> Node:
+        return div(other, self)
+
+    def __pow__(self, other: Operand) -> Node:
+        return pow(self, other)
+
+    def __rpow__(self, other: Operand) -> Node:
+        return pow(other, self)
+
+    def __neg__(self) -> Node:
+        return neg(self)
+
+    def __pos__(self) -> Node:
+        return self
+
+    def __abs__(self) -> Node:
+        return abs_(self)
+
+    def __lt__(self, other: Operand) -> Node:
+        return lt(self, other)
+
+    def __le__(self, other: Operand) -> Node:
+        return le(self, other)
+
+    def __gt__(self, other: Operand) -> Node:
+        return lt(other, self)
+
+    def __ge__(self, other: Operand) -> Node:
+        return le(other, self)
+
+    def __bool__(self) -> bool:
+        raise TypeError(
+            "a traced value has no truth value while tracing; use tang.where(cond, a, b) "
+            "instead of if/else on it"
+        )
+
+    def __float__(self) -> float:
+        if self.op == "const":
+            return float(self.value)  # type: ignore[arg-type]
+        raise TypeError(f"cannot convert a traced '{self.op}' node to float")
+
+    # ---- the rich math of tang.scalar, written over the primitives ----
+    def sqrt(self) -> Node:
+        return sqrt(self)
+
+    def sin(self) -> Node:
+        return sin(self)
+
+    def cos(self) -> Node:
+        return sin(add(self, HALF_PI))
+
+    def tan(self) -> Node:
+        return div(self.sin(), self.cos())
+
+    def exp(self) -> Node:
+        return exp2(mul(self, LOG2E))
+
+    def log(self) -> Node:
+        return mul(log2(self), LN2)
+
+    def tanh(self) -> Node:
+        # 1 - 2/(e^{2x} + 1): finite for every finite x, ±1 at the ends.
+        return add(1.0, neg(div(2.0, add(exp2(mul(self, 2.0 * LOG2E)), 1.0))))
+
+    def sigmoid(self) -> Node:
+        return recip(add(1.0, exp2(mul(self, -LOG2E))))
+
+    def atan2(self, x: Operand) -> Node:
+        return atan2(self, x)
+
+    @property
+    def is_bool(self) -> bool:
+        """True for comparison nodes (usable only as a select condition)."""
+        return self.op in BOOL_OPS
+
+    def __repr__(self) -> str:
+        if self.op == "const":
+            return f"Node(const {self.value!r})"
+        if self.op == "var":
+            return f"Node(var {self.name})"
+        return f"Node({self.op} #{self.serial})"
+
+
+# ---------------------------------------------------------------------------------------
+# construction
+
+
+def _const_key(v: float) -> bytes:
+    return struct.pack("<d", v)
+
+
+def const(v: Number) -> Node:
+    """The constant node for ``v`` (interned; -0.0 and 0.0 are distinct, all NaNs one)."""
+    v = float(v)
+    if v != v:
+        v = math.nan
+    return _intern("const", (), v, None, ("const", _const_key(v)))
+
+
+def var(name: str) -> Node:
+    """The variable node called ``name``."""
+    if not isinstance(name, str) or not name:
+        raise ValueError("a variable needs a non-empty string name")
+    return _intern("var", (), None, name, ("var", name))
+
+
+def as_node(x: Operand) -> Node:
+    """Wrap a Python number as a constant; nodes pass through."""
+    if isinstance(x, Node):
+        return x
+    if isinstance(x, bool):
+        raise TypeError("booleans are not numbers here; use tang.where for conditions")
+    if isinstance(x, (int, float)):
+        return const(x)
+    raise TypeError(f"cannot use {type(x).__name__} in a traced expression")
+
+
+def _intern(op: str, args: tuple[Node, ...], value, name, key) -> Node:
+    node = _interned.get(key)
+    if node is not None:
+        return node
+    node = Node.__new__(Node)
+    node.op, node.args, node.value, node.name = op, args, value, name
+    node.serial = _counter[0]
+    _counter[0] += 1
+    _interned[key] = node
+    return node
+
+
+def make(op: str, *operands: Operand) -> Node:
+    """Build (or find) the node ``op(*operands)``; folds when every child is constant.
+
+    Commutative ops order their children canonically, so ``x+y`` and ``y+x`` are one node.
+    """
+    arity, fn = PRIMITIVES[op]
+    if len(operands) != arity or arity == 0:
+        raise ValueError(f"'{op}' takes {arity} operands, got {len(operands)}")
+    args = tuple(as_node(a) for a in operands)
+    for i, a in enumerate(args):
+        wants_bool = op == "select" and i == 0
+        if a.is_bool != wants_bool:
+            if wants_bool:
+                raise TypeError("select's first operand must be a comparison")
+            raise TypeError(
+                f"a comparison cannot be an operand of '{op}'; use tang.where(cond, a, b)"
+            )
+    if all(a.op == "const" for a in args):
+        return const(float(fn(*(a.value for a in args))))  # type: ignore[misc]
+    if op in COMMUTATIVE and args[0].serial > args[1].serial:
+        args = (args[1], args[0])
+    return _intern(op, args, None, None, (op, *map(id, args)))
+
+
+def add(a: Operand, b: Operand) -> Node:
+    return make("add", a, b)
+
+
+def mul(a: Operand, b: Operand) -> Node:
+    return make("mul", a, b)
+
+
+def neg(a: Operand) -> Node:
+    return make("neg", a)
+
+
+def recip(a: Operand) -> Node:
+    return make("recip", a)
+
+
+def sqrt(a: Operand) -> Node:
+    return make("sqrt", a)
+
+
+def sin(a: Operand) -> Node:
+    return make("sin", a)
+
+
+def exp2(a: Operand) -> Node:
+    return make("exp2", a)
+
+
+def log2(a: Operand) -> Node:
+    return make("log2", a)
+
+
+def atan2(y: Operand, x: Operand) -> Node:
+    return make("atan2", y, x)
+
+
+def lt(a: Operand, b: Operand) -> Node | bool:
+    return _compare("lt", a, b)
+
+
+def le(a: Operand, b: Operand) -> Node | bool:
+    return _compare("le", a, b)
+
+
+def eq(a: Operand, b: Operand) -> Node | bool:
+    return _compare("eq", a, b)
+
+
+def _compare(op: str, a: Operand, b: Operand) -> Node | bool:
+    """A comparison node, or a plain bool when both sides are constants."""
+    a, b = as_node(a), as_node(b)
+    if a.op == "const" and b.op == "const":
+        return bool(PRIMITIVES[op][1](a.value, b.value))  # type: ignore[misc]
+    return make(op, a, b)
+
+
+def select(cond: Node | bool, a: Operand, b: Operand) -> Node:
+    """``a`` where ``cond`` holds, else ``b`` (a Python bool picks at trace time)."""
+    if isinstance(cond, bool):
+        return as_node(a if cond else b)
+    a, b = as_node(a), as_node(b)
+    if a is b:
+        return a
+    return make("select", cond, a, b)
+
+
+def div(a: Operand, b: Operand) -> Node:
+    b = as_node(b)
+    if b.op == "const":
+        return mul(a, ieee.recip(b.value))  # type: ignore[arg-type]
+    return mul(a, recip(b))
+
+
+def abs_(a: Operand) -> Node:
+    a = as_node(a)
+    if a.op == "const":
+        return const(abs(a.value))  # type: ignore[arg-type]
+    return select(lt(a, 0.0), neg(a), a)  # type: ignore[arg-type]
+
+
+def minimum(a: Operand, b: Operand) -> Node:
+    """The smaller of a and b (a when either is nan, like Python's min)."""
+    return select(lt(b, a), b, a)
+
+
+def maximum(a: Operand, b: Operand) -> Node:
+    """The larger of a and b (a when either is nan, like Python's max)."""
+    return select(lt(a, b), b, a)
+
+
+def pow(a: Operand, b: Operand) -> Node:  # noqa: A001 - mirrors math.pow
+    """a**b: integer constant exponents become products (and a reciprocal), 0.5 a sqrt,
+    anything else exp2(b*log2(a))."""
+    a, b = as_node(a), as_node(b)
+    if b.op == "const":
+        e: float = b.value  # type: ignore[assignment]
+        if math.isfinite(e) and e == int(e) and abs(e) <= 64:
+            return _int_pow(a, int(e))
+        if e == 0.5:
+            return sqrt(a)
+        if e == -0.5:
+            return recip(sqrt(a))
+    if a.op == "const" and a.value == 2.0:
+        return exp2(b)
+    return exp2(mul(b, log2(a)))
+
+
+def _int_pow(a: Node, n: int) -> Node:
+    if n == 0:
+        return const(1.0)
+    result: Node | None = None
+    base, k = a, abs(n)
+    while k:  # square-and-multiply: x**8 is three multiplies, shared
+        if k & 1:
+            result = base if result is None else mul(result, base)
+        k >>= 1
+        if k:
+            base = mul(base, base)
+    assert result is not None
+    return recip(result) if n < 0 else result
+
+
+# ---------------------------------------------------------------------------------------
+# walking and evaluating
+
+
+def topo_order(outputs: Iterable[Node]) -> list[Node]:
+    """Every node reachable from ``outputs``, children before parents (iterative DFS)."""
+    order: list[Node] = []
+    seen: set[int] = set()
+    stack: list[tuple[Node, bool]] = [(o, False) for o in reversed(list(outputs))]
+    while stack:
+        node, expanded = stack.pop()
+        if expanded:
+            order.append(node)
+            continue
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        stack.append((node, True))
+        for child in reversed(node.args):
+            if id(child) not in seen:
+                stack.append((child, False))
+    return order
+
+
+def evaluate(outputs: Sequence[Node], values: Mapping[str, float]) -> list[float]:
+    """Evaluate ``outputs`` at ``values`` (a name → float mapping) with IEEE semantics."""
+    result: dict[int, object] = {}
+    for node in topo_order(outputs):
+        if node.op == "const":
+            result[id(node)] = node.value
+        elif node.op == "var":
+            try:
+                result[id(node)] = float(values[node.name])  # type: ignore[index]
+            except KeyError:
+                raise KeyError(f"no value given for variable '{node.name}'") from None
+        else:
+            fn = PRIMITIVES[node.op][1]
+            result[id(node)] = fn(*(result[id(a)] for a in node.args))  # type: ignore[misc]
+    return [result[id(o)] for o in outputs]  # type: ignore[misc]
+
+
+def variables(outputs: Iterable[Node]) -> list[str]:
+    """Names of the variables the outputs depend on, in first-reached order."""
+    return [n.name for n in topo_order(outputs) if n.op == "var"]  # type: ignore[misc]
+
+
+class Graph:
+    """Named inputs and a tuple of output nodes: what ``tang.trace`` returns."""
+
+    def __init__(self, inputs: Sequence[str], outputs: Sequence[Node]) -> None:
+        self.inputs: tuple[str, ...] = tuple(inputs)
+        self.outputs: tuple[Node, ...] = tuple(as_node(o) for o in outputs)
+
+    def nodes(self) -> list[Node]:
+        """Live nodes, children first."""
+        return topo_order(self.outputs)
+
+    def eval(self, values: Mapping[str, float] | Sequence[float]) -> list[float]:
+        """Evaluate every output; ``values`` maps names, or lists them in input order."""
+        if not isinstance(values, Mapping):
+            values = list(values)
+            if len(values) != len(self.inputs):
+                raise ValueError(f"expected {len(self.inputs)} values, got {len(values)}")
+            values = dict(zip(self.inputs, values))
+        return evaluate(self.outputs, values)
+
+    def __len__(self) -> int:
+        return len(self.nodes())
+
+    def __repr__(self) -> str:
+        return f"Graph(inputs={list(self.inputs)}, outputs={len(self.outputs)}, nodes={len(self)})"

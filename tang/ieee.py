@@ -1,0 +1,72 @@
+"""Float kernels with IEEE-754 semantics: they return inf/nan where ``math`` would raise.
+
+The graph's constant folding, its evaluator and the plain-float path of ``tang.sin`` & co.
+all use these, so a value is the same whichever number type computed it.
+"""
+
+from __future__ import annotations
+
+import math
+
+INF = math.inf
+NAN = math.nan
+
+
+def recip(a: float) -> float:
+    """1/a, with 1/±0 = ±inf."""
+    if a == 0.0:
+        return math.copysign(INF, a)
+    return 1.0 / a
+
+
+def sqrt(a: float) -> float:
+    """Square root; nan below zero (keeps -0.0)."""
+    if a < 0.0:
+        return NAN
+    return math.sqrt(a) if a == a else NAN
+
+
+def sin(a: float) -> float:
+    """Sine; nan for ±inf."""
+    return math.sin(a) if math.isfinite(a) else NAN
+
+
+def cos(a: float) -> float:
+    """Cosine; nan for ±inf."""
+    return math.cos(a) if math.isfinite(a) else NAN
+
+
+def exp2(a: float) -> float:
+    """2**a; overflows to inf."""
+    try:
+        return math.pow(2.0, a)
+    except OverflowError:
+        return INF
+
+
+def log2(a: float) -> float:
+    """Base-2 logarithm; -inf at 0, nan below 0."""
+    if a != a or a < 0.0:
+        return NAN
+    if a == 0.0:
+        return -INF
+    return math.log2(a)
+
+
+def atan2(y: float, x: float) -> float:
+    """Angle of (x, y); nan if either is nan."""
+    return math.atan2(y, x)
+
+
+def div(a: float, b: float) -> float:
+    """a/b with IEEE results for b = 0."""
+    if b == 0.0:
+        if a != a or a == 0.0:
+            return NAN
+        return math.copysign(INF, a) * math.copysign(1.0, b)
+    return a / b
+
+
+def mul(a: float, b: float) -> float:
+    """a*b (Python floats already follow IEEE here; named for the dispatch table)."""
+    return a * b
