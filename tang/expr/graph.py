@@ -9,10 +9,13 @@ depth are safe, in CPython and in Pyodide alike.
 
 from __future__ import annotations
 
+import contextlib
+import gc
+import itertools
 import math
 import struct
 import weakref
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Union
 
 from .. import ieee
@@ -45,8 +48,12 @@ HALF_PI = 1.5707963267948966
 Number = Union[int, float]
 Operand = Union["Node", int, float]
 
-_interned: weakref.WeakValueDictionary[tuple, Node] = weakref.WeakValueDictionary()
-_counter = [0]
+# structure key -> weak reference to the node (dead entries are swept now and then)
+_interned: dict[tuple, weakref.ref[Node]] = {}
+_SWEEP_MIN = 1 << 16
+_sweep_at = [_SWEEP_MIN]
+_serials = itertools.count()
+_new_node = object.__new__
 
 
 class Node:
@@ -63,34 +70,34 @@ class Node:
 
     # ---- Python operators: the same user code runs on floats, Duals and Nodes ----
     def __add__(self, other: Operand) -> Node:
-        return add(self, other)
+        return add(self, other) if _operand(other) else NotImplemented
 
     def __radd__(self, other: Operand) -> Node:
-        return add(other, self)
+        return add(other, self) if _operand(other) else NotImplemented
 
     def __sub__(self, other: Operand) -> Node:
-        return add(self, neg(other))
+        return add(self, neg(other)) if _operand(other) else NotImplemented
 
     def __rsub__(self, other: Operand) -> Node:
-        return add(other, neg(self))
+        return add(other, neg(self)) if _operand(other) else NotImplemented
 
     def __mul__(self, other: Operand) -> Node:
-        return mul(self, other)
+        return mul(self, other) if _operand(other) else NotImplemented
 
     def __rmul__(self, other: Operand) -> Node:
-        return mul(other, self)
+        return mul(other, self) if _operand(other) else NotImplemented
 
     def __truediv__(self, other: Operand) -> Node:
-        return div(self, other)
+        return div(self, other) if _operand(other) else NotImplemented
 
     def __rtruediv__(self, other: Operand) -> Node:
-        return div(other, self)
+        return div(other, self) if _operand(other) else NotImplemented
 
     def __pow__(self, other: Operand) -> Node:
-        return pow(self, other)
+        return pow(self, other) if _operand(other) else NotImplemented
 
     def __rpow__(self, other: Operand) -> Node:
-        return pow(other, self)
+        return pow(other, self) if _operand(other) else NotImplemented
 
     def __neg__(self) -> Node:
         return neg(self)
@@ -102,16 +109,16 @@ class Node:
         return abs_(self)
 
     def __lt__(self, other: Operand) -> Node:
-        return lt(self, other)
+        return lt(self, other) if _operand(other) else NotImplemented
 
     def __le__(self, other: Operand) -> Node:
-        return le(self, other)
+        return le(self, other) if _operand(other) else NotImplemented
 
     def __gt__(self, other: Operand) -> Node:
-        return lt(other, self)
+        return lt(other, self) if _operand(other) else NotImplemented
 
     def __ge__(self, other: Operand) -> Node:
-        return le(other, self)
+        return le(other, self) if _operand(other) else NotImplemented
 
     def __bool__(self) -> bool:
         raise TypeError(
@@ -189,6 +196,11 @@ def var(name: str) -> Node:
     return _intern("var", (), None, name, ("var", name))
 
 
+def _operand(x: object) -> bool:
+    """Whether a Node operator takes ``x``; other types (tang.Dual) get their reflected turn."""
+    return isinstance(x, (Node, int, float))
+
+
 def as_node(x: Operand) -> Node:
     """Wrap a Python number as a constant; nodes pass through."""
     if isinstance(x, Node):
@@ -201,15 +213,39 @@ def as_node(x: Operand) -> Node:
 
 
 def _intern(op: str, args: tuple[Node, ...], value, name, key) -> Node:
-    node = _interned.get(key)
-    if node is not None:
-        return node
-    node = Node.__new__(Node)
+    ref = _interned.get(key)
+    if ref is not None:
+        node = ref()
+        if node is not None:
+            return node
+    node = _new_node(Node)
     node.op, node.args, node.value, node.name = op, args, value, name
-    node.serial = _counter[0]
-    _counter[0] += 1
-    _interned[key] = node
+    node.serial = next(_serials)
+    _interned[key] = weakref.ref(node)
+    if len(_interned) > _sweep_at[0]:
+        _sweep()
     return node
+
+
+def _sweep() -> None:
+    """Forget interned nodes that have died. Done in bulk now and then (no per-node
+    callbacks), so building and freeing nodes stays cheap."""
+    for key in [k for k, ref in _interned.items() if ref() is None]:
+        del _interned[key]
+    _sweep_at[0] = max(_SWEEP_MIN, 2 * len(_interned))
+
+
+@contextlib.contextmanager
+def building() -> Iterator[None]:
+    """Pause Python's cycle collector while building many nodes: nodes form no cycles, and
+    its repeated scans of a growing graph would cost more than the building itself."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def make(op: str, *operands: Operand) -> Node:
@@ -220,19 +256,25 @@ def make(op: str, *operands: Operand) -> Node:
     arity, fn = PRIMITIVES[op]
     if len(operands) != arity or arity == 0:
         raise ValueError(f"'{op}' takes {arity} operands, got {len(operands)}")
-    args = tuple(as_node(a) for a in operands)
-    for i, a in enumerate(args):
-        wants_bool = op == "select" and i == 0
-        if a.is_bool != wants_bool:
-            if wants_bool:
-                raise TypeError("select's first operand must be a comparison")
+    args = tuple([a if a.__class__ is Node else as_node(a) for a in operands])
+    if op == "select" and args[0].op not in BOOL_OPS:
+        raise TypeError("select's first operand must be a comparison")
+    for a in args[1:] if op == "select" else args:
+        if a.op in BOOL_OPS:
             raise TypeError(
                 f"a comparison cannot be an operand of '{op}'; use tang.where(cond, a, b)"
             )
-    if all(a.op == "const" for a in args):
+    for a in args:
+        if a.op != "const":
+            break
+    else:
         return const(float(fn(*(a.value for a in args))))  # type: ignore[misc]
-    if op in COMMUTATIVE and args[0].serial > args[1].serial:
-        args = (args[1], args[0])
+    if arity == 2:
+        a, b = args
+        if op in COMMUTATIVE and a.serial > b.serial:
+            args = (b, a)
+            a, b = b, a
+        return _intern(op, args, None, None, (op, id(a), id(b)))
     return _intern(op, args, None, None, (op, *map(id, args)))
 
 

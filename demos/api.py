@@ -1,0 +1,181 @@
+"""The Python side of the page's worker protocol.
+
+The page never sends code. It sends a method name and JSON parameters; the worker calls
+``dispatch_json(method, params_json)`` (a coroutine), which finds the handler registered
+under that name, runs it and returns a JSON envelope::
+
+    {"ok": true, "result": <JSON value>}
+    {"ok": false, "error": {"type": "...", "message": "...", "traceback": "..."}}
+
+Handlers take JSON-able keyword parameters and return a JSON-able value; ``async def``
+handlers are awaited (that is how a handler waits on WebGPU promises in the browser).
+
+Registration is per module and lazy. A method ``"prefix.name"`` lives in the module given
+by ``PROVIDERS[prefix]``, or else in ``demos.<prefix>``; that module is imported the first
+time one of its methods is called, and registers its handlers at import time::
+
+    # demos/orbit.py
+    from demos.api import handler
+
+    @handler("orbit.step")
+    def step(state: dict, dt: float = 0.01) -> dict:
+        ...
+
+Methods without a dot (``version``, ``ping``, ``methods``) live here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import importlib.util
+import inspect
+import json
+import sys
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+Handler = Callable[..., Any]
+
+_HANDLERS: dict[str, Handler] = {}
+
+# prefix -> module, for the modules whose name is not simply demos.<prefix>.
+PROVIDERS: dict[str, str] = {}
+
+
+class UnknownMethod(LookupError):
+    """No handler is registered under that name."""
+
+
+class BadParams(TypeError):
+    """The parameters do not fit the handler."""
+
+
+def handler(name: str) -> Callable[[Handler], Handler]:
+    """Register ``fn`` as the worker method ``name``; returns ``fn`` unchanged."""
+
+    def register(fn: Handler) -> Handler:
+        if name in _HANDLERS and _HANDLERS[name] is not fn:
+            raise ValueError(f"worker method {name!r} is registered twice")
+        _HANDLERS[name] = fn
+        return fn
+
+    return register
+
+
+def _provider(prefix: str) -> str | None:
+    if prefix in PROVIDERS:
+        return PROVIDERS[prefix]
+    if not prefix.isidentifier() or prefix == "api":
+        return None
+    module = f"{__package__ or 'demos'}.{prefix}"
+    try:
+        found = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return None
+    return module if found else None
+
+
+def lookup(method: str) -> Handler:
+    """The handler for ``method``, importing its module on first use."""
+    if method in _HANDLERS:
+        return _HANDLERS[method]
+    prefix, dot, _ = method.partition(".")
+    module = _provider(prefix) if dot else None
+    if module is not None:
+        importlib.import_module(module)
+    if method not in _HANDLERS:
+        raise UnknownMethod(f"no worker method {method!r}")
+    return _HANDLERS[method]
+
+
+async def call(method: str, params: dict[str, Any] | None = None) -> Any:
+    """Run one method with keyword parameters; awaits async handlers."""
+    fn = lookup(method)
+    params = params or {}
+    if not isinstance(params, dict):
+        raise BadParams(f"params for {method!r} must be a JSON object, got {type(params).__name__}")
+    try:
+        inspect.signature(fn).bind(**params)
+    except TypeError as exc:
+        raise BadParams(f"{method}: {exc}") from None
+    result = fn(**params)
+    if inspect.isawaitable(result):
+        result = await result
+    return result
+
+
+def _error(exc: BaseException) -> dict[str, str]:
+    kind = (
+        "Cancelled"
+        if isinstance(exc, KeyboardInterrupt | asyncio.CancelledError)
+        else type(exc).__name__
+    )
+    return {
+        "type": kind,
+        "message": str(exc) or kind,
+        "traceback": "".join(traceback.format_exception(exc)),
+    }
+
+
+async def dispatch_json(method: str, params_json: str = "{}") -> str:
+    """The worker's single entry point: JSON text in, JSON envelope text out. Never raises."""
+    try:
+        params = json.loads(params_json) if params_json else {}
+        result = await call(method, params)
+        return json.dumps({"ok": True, "result": result}, allow_nan=False)
+    except (Exception, KeyboardInterrupt, asyncio.CancelledError) as exc:
+        return json.dumps({"ok": False, "error": _error(exc)})
+
+
+def dispatch(method: str, params_json: str = "{}") -> asyncio.Future[str]:
+    """``dispatch_json`` scheduled as a task, so the worker can cancel it while it awaits."""
+    return asyncio.ensure_future(dispatch_json(method, params_json))
+
+
+# ---------------------------------------------------------------------------------------------
+# built-in methods
+
+
+@handler("version")
+def version() -> dict[str, str]:
+    """tang's version and the interpreter it runs on."""
+    import tang
+
+    return {
+        "tang": tang.__version__,
+        "python": sys.version.split()[0],
+        "platform": sys.platform,
+    }
+
+
+@handler("ping")
+def ping(payload: Any = None) -> Any:
+    """Echo: measures a round trip through the worker."""
+    return payload
+
+
+@handler("methods")
+def methods() -> list[str]:
+    """The methods registered so far (modules not yet imported are not listed)."""
+    return sorted(_HANDLERS)
+
+
+@handler("sleep")
+async def sleep(seconds: float = 0.0) -> float:
+    """Wait without blocking the worker's event loop (tests cancellation of async work)."""
+    await asyncio.sleep(min(float(seconds), 60.0))
+    return seconds
+
+
+@handler("spin")
+def spin(seconds: float = 0.0) -> int:
+    """Busy Python for a while (tests interrupting running work)."""
+    import time
+
+    end = time.monotonic() + min(float(seconds), 60.0)
+    n = 0
+    while time.monotonic() < end:
+        n += 1
+    return n

@@ -1,0 +1,202 @@
+"""The browser backend's Device API from Python inside Pyodide (through the test-only page,
+which runs Python source; the shipped page never does): buffers, cached pipelines, 2-D
+dispatch, and each bad input as a tang error after which the CPU device takes over."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import BOOT_TIMEOUT_MS, LAVAPIPE_ICD, PyRunner
+
+ADAPTERS = {
+    "swiftshader": (["--enable-unsafe-webgpu"], None),
+    "lavapipe": (
+        ["--use-angle=vulkan", "--use-webgpu-adapter=opengles"],
+        {"VK_ICD_FILENAMES": LAVAPIPE_ICD},
+    ),
+}
+
+
+def runner(launch, site, args=(), env=None) -> PyRunner:
+    context = launch(args=args, env=env)
+    page = context.pages[0] if context.pages else context.new_page()
+    page.goto(site.url + "_test/index.html")
+    page.wait_for_function(
+        "window.tangTest && window.tangTest.state !== 'booting'", timeout=BOOT_TIMEOUT_MS
+    )
+    assert page.evaluate("window.tangTest.state") == "ready", page.evaluate("window.tangTest.error")
+    return PyRunner(page)
+
+
+PRELUDE = '''
+import tang.gpu as gpu
+
+def elementwise(body, inputs=1, wg=64, ty="f32"):
+    decls = "".join(
+        f"@group(0) @binding({k}) var<storage, read> x{k}: array<{ty}>;\\n" for k in range(inputs)
+    )
+    return decls + f"""
+@group(0) @binding({inputs}) var<storage, read_write> y: array<{ty}>;
+@group(0) @binding({inputs + 1}) var<uniform> n: u32;
+@compute @workgroup_size({wg})
+fn main(@builtin(global_invocation_id) gid: vec3<u32>,
+        @builtin(num_workgroups) nwg: vec3<u32>) {{
+    let i = gid.x + gid.y * (nwg.x * {wg}u);
+    if (i >= n) {{ return; }}
+    y[i] = {body};
+}}
+"""
+
+dev = await gpu.device_async("browser", fallback=False)
+'''
+
+DEVICE_API = (
+    PRELUDE
+    + '''
+from array import array
+out = {"name": dev.name, "report": dev.report, "limits": dev.limits.as_dict()}
+
+k = await dev.kernel_async(elementwise("x0[i] * x0[i] + 1.0"))
+x, y = dev.buffer(array("d", [0.5, -1.0, 2.0])), dev.empty(3)
+out["array"] = list(await dev.run_async(k, [x, y, 3], 3, out=y))
+x = dev.buffer(memoryview(array("f", [3.0, 4.0, 5.0])))
+out["memoryview"] = list(await dev.run_async(k, [x, y, 3], 3, out=y))
+again = await dev.kernel_async(elementwise("x0[i] * x0[i] + 1.0"))
+out["cached"] = again is k and dev.compiles == 1
+
+# the blocking spellings work where Pyodide can wait on a promise (JSPI), else they say
+# which awaitable spelling to use
+try:
+    out["sync_read"] = list(dev.read(y))
+except gpu.GPUError as e:
+    out["sync_read"] = str(e)
+
+# more than 65,535 workgroups: spread over y, every item visited exactly once
+wg = 64
+n = 65535 * wg + 1000
+src = f"""
+@group(0) @binding(0) var<storage, read_write> y: array<u32>;
+@group(0) @binding(1) var<uniform> n: u32;
+@compute @workgroup_size({wg})
+fn main(@builtin(global_invocation_id) gid: vec3<u32>,
+        @builtin(num_workgroups) nwg: vec3<u32>) {{
+    let i = gid.x + gid.y * (nwg.x * {wg}u);
+    if (i >= n) {{ return; }}
+    y[i] = y[i] + i + 1u;
+}}
+"""
+big = dev.empty(n + 64, "u32")
+got = await dev.run_async(await dev.kernel_async(src), [big, n], n, out=big)
+out["grid"] = gpu.grid(n, wg, dev.limits.max_workgroups_per_dimension)
+out["visited_once"] = got[:n] == array("I", range(1, n + 1)) and not any(got[n:])
+out
+'''
+)
+
+
+@pytest.mark.parametrize("adapter", ADAPTERS)
+def test_device_api_in_the_worker(launch, site, adapter):
+    out = runner(launch, site, *ADAPTERS[adapter]).run(DEVICE_API)
+    assert out["report"][0].startswith("using browser:")
+    assert out["array"] == [1.25, 2.0, 5.0]
+    assert out["memoryview"] == [10.0, 17.0, 26.0]
+    assert out["cached"] is True
+    sync = out["sync_read"]
+    assert sync == [10.0, 17.0, 26.0] or "use 'await dev.read_async(buf)'" in sync
+    assert out["grid"][1] == 2 and out["visited_once"] is True
+    # the device was opened with the adapter's limits, not compatibility mode's defaults
+    assert out["limits"]["storage_buffers_per_stage"] > 4
+    assert out["limits"]["max_invocations_per_workgroup"] > 128
+
+
+BAD_INPUT = (
+    PRELUDE
+    + """
+import dataclasses
+from tang.gpu.batch import evaluate_async, expression_plan, sample_points
+
+out = {}
+p = expression_plan("sin(x*y) + x^2", grad=True)
+pts = sample_points(p.inputs, 2000)
+want = (await evaluate_async(p, pts, device="cpu")).columns
+
+def same(batch):
+    return all(a == b for a, b in zip(batch.columns, want))
+
+# 1. a kernel that fails WGSL validation: the compiler's reason, with line and column
+bad = elementwise("x0[i] * ")
+line = bad.splitlines().index("    y[i] = x0[i] * ;") + 1
+try:
+    await dev.kernel_async(bad)
+except gpu.ShaderError as e:
+    out["syntax"] = [type(e).__name__, e.line - line, e.column, e.reason]
+try:
+    await dev.kernel_async(elementwise("x0[i] + 1u"))
+except gpu.ShaderError as e:
+    out["types"] = [type(e).__name__, e.line - line, str(e)]
+
+# 2. limits: more storage buffers than the device has; a workgroup too big; points whose
+#    packed buffer exceeds the binding size (checked before anything is allocated)
+k = dev.limits.storage_buffers_per_stage
+try:
+    await dev.kernel_async(elementwise(" + ".join(f"x{j}[i]" for j in range(k)), inputs=k))
+except gpu.LimitError as e:
+    out["buffers"] = [e.limit, e.asked, e.allowed]
+try:
+    await dev.kernel_async(elementwise("x0[i]", wg=2 * dev.limits.max_invocations_per_workgroup))
+except gpu.LimitError as e:
+    out["workgroup"] = e.limit
+huge = dev.limits.max_storage_binding_size // 8 + 1   # two inputs: one too many bytes
+try:
+    await evaluate_async(p, {"x": range(huge), "y": range(huge)}, device=dev)
+except gpu.LimitError as e:
+    out["binding"] = [e.limit, e.asked, e.allowed]
+# ... and the same error with fallback: the CPU computes the batch (a tang-enforced limit,
+# lowered so that a small batch exceeds it)
+dev.limits, saved = dataclasses.replace(dev.limits, max_storage_binding_size=4096), dev.limits
+batch = await evaluate_async(p, pts, device=dev, fallback=True)
+dev.limits = saved
+out["binding_fallback"] = [batch.device, batch.fallback, same(batch)]
+
+# 3. the GPU answers again after all that
+batch = await evaluate_async(p, pts, device=dev)
+on_cpu = await evaluate_async(p, pts, device="cpu")
+out["gpu_after"] = [batch.device, batch.checksum(), on_cpu.checksum()]
+
+# 4. a device lost behind tang's back (as a driver reset would): a tang error, then the
+#    CPU with the reason, and device_async() opens a fresh device
+dev._dev.destroy()
+import asyncio
+await asyncio.sleep(0.05)   # the lost promise settles
+try:
+    await evaluate_async(p, pts, device=dev)
+except gpu.DeviceLostError as e:
+    out["lost"] = str(e)
+batch = await evaluate_async(p, pts, device=dev, fallback=True)
+out["lost_fallback"] = [batch.device, batch.fallback, same(batch)]
+fresh = await gpu.device_async()
+out["fresh"] = [fresh is not dev, fresh.kind, (await evaluate_async(p, pts, device=fresh)).device]
+out
+"""
+)
+
+
+def test_bad_input_gives_tang_errors_and_the_cpu_takes_over(launch, site):
+    out = runner(launch, site, *ADAPTERS["swiftshader"]).run(BAD_INPUT)
+    name, line, column, reason = out["syntax"]
+    assert name == "ShaderError" and line == 0 and column > 0 and "parse" in reason
+    assert out["types"][0] == "ShaderError" and out["types"][1] == 0  # the same line
+    assert "operator +" in out["types"][2]
+    limit, asked, allowed = out["buffers"]
+    assert limit == "maxStorageBuffersPerShaderStage" and asked == allowed + 1
+    assert out["workgroup"].startswith("maxCompute")
+    limit, asked, allowed = out["binding"]
+    assert limit == "maxStorageBufferBindingSize" and asked > allowed
+    device, reason, same = out["binding_fallback"]
+    assert device == "cpu" and same is True
+    assert reason.startswith("browser: the packed inputs (src) needs maxStorageBufferBindingSize")
+    device, on_gpu, on_cpu = out["gpu_after"]
+    assert device == "browser" and on_gpu == pytest.approx(on_cpu, rel=1e-4)
+    assert "browser device lost" in out["lost"]
+    device, reason, same = out["lost_fallback"]
+    assert device == "cpu" and "device lost" in reason and same is True
+    assert out["fresh"] == [True, "browser", "browser"]

@@ -1,0 +1,165 @@
+"""tang.gpu: one Device API over WebGPU in the page, wgpu-py on the desktop and a pure-Python
+CPU reference. ``device()`` picks the best backend and reports why others were skipped::
+
+    dev = tang.gpu.device()            # in the page: dev = await tang.gpu.device_async()
+    print(dev.report)                  # ['using native: llvmpipe (Vulkan), ...']
+    k = dev.kernel(WGSL)               # compiled once, cached by source hash
+    x, out = dev.buffer([1.0, 2.0, 3.0]), dev.empty(3)
+    dev.dispatch(k, [x, out, 3], 3)
+    dev.read(out)                      # array('f', [...])
+
+Every failure is a ``GPUError`` (``ShaderError``, ``LimitError``, ``DeviceLostError``,
+``NoDeviceError``, ``DataError``) with a one-line ``reason``: catch it and use the CPU device.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from .base import Buffer, Device, Kernel, Limits, grid
+from .cpu import CPUDevice
+from .errors import (
+    DataError,
+    DeviceLostError,
+    GPUError,
+    LimitError,
+    NoDeviceError,
+    ShaderError,
+)
+
+__all__ = [
+    "BACKENDS",
+    "Buffer",
+    "CPUDevice",
+    "DataError",
+    "Device",
+    "DeviceLostError",
+    "GPUError",
+    "Kernel",
+    "LimitError",
+    "Limits",
+    "NoDeviceError",
+    "ShaderError",
+    "device",
+    "device_async",
+    "grid",
+    "in_browser",
+    "release",
+]
+
+# backend -> the name a person knows it by (used in "skipped" reasons)
+BACKENDS: dict[str, str] = {"browser": "WebGPU", "native": "wgpu-py", "cpu": "CPU"}
+_ALIASES = {"webgpu": "browser", "wgpu": "native", "python": "cpu"}
+_open: dict[str, Device] = {}
+
+
+def in_browser() -> bool:
+    """True inside Pyodide (the page's worker)."""
+    return sys.platform == "emscripten"
+
+
+def _order(prefer: str | None) -> list[str]:
+    local = ["browser", "cpu"] if in_browser() else ["native", "cpu"]
+    if prefer is None:
+        return local
+    kind = _ALIASES.get(prefer.lower(), prefer.lower())
+    if kind not in BACKENDS:
+        raise GPUError(f"unknown device {prefer!r}; choose one of {', '.join(BACKENDS)}")
+    return [kind] + [k for k in local if k != kind]
+
+
+def _unavailable(kind: str) -> NoDeviceError:
+    where = "in the page (Pyodide)" if kind == "browser" else "on the desktop"
+    return NoDeviceError(BACKENDS[kind], f"only available {where}")
+
+
+def _open_sync(kind: str) -> Device:
+    if kind == "cpu":
+        return CPUDevice()
+    if kind == "native" and not in_browser():
+        from .native import NativeDevice
+
+        return NativeDevice.open()
+    if kind == "browser" and in_browser():
+        from .browser import BrowserDevice
+
+        return BrowserDevice.open_sync()
+    raise _unavailable(kind)
+
+
+async def _open_async(kind: str) -> Device:
+    if kind == "browser" and in_browser():
+        from .browser import BrowserDevice
+
+        return await BrowserDevice.open()
+    return _open_sync(kind)
+
+
+def _pick(prefer: str | None, fallback: bool, fresh: bool) -> tuple[list[str], list[tuple]]:
+    order = _order(prefer)
+    if not fallback:
+        order = order[:1]
+    if fresh:
+        for kind in order:
+            _open.pop(kind, None)
+    return order, []
+
+
+def _chosen(kind: str, dev: Device, skipped: list[tuple[str, str]]) -> Device:
+    dev.skipped = skipped
+    _open[kind] = dev
+    return dev
+
+
+def _cached(kind: str) -> Device | None:
+    dev = _open.get(kind)
+    return dev if dev is not None and not dev.lost else None
+
+
+def device(prefer: str | None = None, *, fallback: bool = True, fresh: bool = False) -> Device:
+    """The best available device (``prefer`` first: "native", "browser" or "cpu"). Backends
+    that fail are listed in ``.skipped``; with ``fallback=False`` their failure is raised."""
+    order, skipped = _pick(prefer, fallback, fresh)
+    for kind in order:
+        dev = _cached(kind)
+        if dev is None:
+            try:
+                dev = _open_sync(kind)
+            except NoDeviceError as exc:
+                if not fallback:
+                    raise
+                skipped.append((exc.backend, exc.why))
+                continue
+        return _chosen(kind, dev, skipped)
+    raise NoDeviceError("tang.gpu", "no backend available")  # unreachable: cpu always is
+
+
+async def device_async(
+    prefer: str | None = None, *, fallback: bool = True, fresh: bool = False
+) -> Device:
+    """``device()``, awaitable: the spelling the page uses (WebGPU's adapter is a promise)."""
+    order, skipped = _pick(prefer, fallback, fresh)
+    for kind in order:
+        dev = _cached(kind)
+        if dev is None:
+            try:
+                dev = await _open_async(kind)
+            except NoDeviceError as exc:
+                if not fallback:
+                    raise
+                skipped.append((exc.backend, exc.why))
+                continue
+        return _chosen(kind, dev, skipped)
+    raise NoDeviceError("tang.gpu", "no backend available")
+
+
+def release() -> list[str]:
+    """Destroy the GPU devices ``device()`` opened (freeing their memory); the next call
+    opens a fresh one. Returns their names."""
+    names = []
+    for kind in ("browser", "native"):
+        dev = _open.pop(kind, None)
+        if dev is not None and not dev.lost:
+            dev.destroy()
+            names.append(dev.name)
+    return names

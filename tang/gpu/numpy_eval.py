@@ -1,0 +1,53 @@
+"""Graph outputs over numpy columns, vectorised in f64: the oracle the GPU tests compare
+against and the numpy contender in ``benchmarks/gpu.py``. Optional (imports numpy), and
+IEEE like ``tang.ieee``: ``recip(0) = inf``, ``log2(0) = -inf``, ``sqrt(-1) = nan``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..expr.graph import Node, as_node, topo_order
+
+
+def _table(np: Any) -> dict[str, Any]:
+    """One numpy spelling per primitive."""
+    return {
+        "add": np.add,
+        "mul": np.multiply,
+        "neg": np.negative,
+        "recip": lambda a: np.divide(1.0, a),
+        "sqrt": np.sqrt,
+        "sin": np.sin,
+        "exp2": np.exp2,
+        "log2": np.log2,
+        "atan2": np.arctan2,
+        "lt": np.less,
+        "le": np.less_equal,
+        "eq": np.equal,
+        "select": np.where,
+    }
+
+
+def evaluate_numpy(
+    outputs: Sequence[Node | float], columns: Mapping[str, Any], dtype: str = "float64"
+) -> list[Any]:
+    """Each output over all points: ``columns`` maps input names to equal-length arrays."""
+    import numpy as np
+
+    ops = _table(np)
+    cols = {k: np.asarray(v, dtype=dtype) for k, v in columns.items()}
+    n = len(next(iter(cols.values()))) if cols else 1
+    outs = [as_node(o) for o in outputs]
+    vals: dict[int, Any] = {}
+    with np.errstate(all="ignore"):
+        for node in topo_order(outs):
+            if node.op == "const":
+                vals[id(node)] = np.asarray(node.value, dtype=dtype)
+            elif node.op == "var":
+                if node.name not in cols:
+                    raise KeyError(f"no column for input {node.name!r}")
+                vals[id(node)] = cols[node.name]
+            else:
+                vals[id(node)] = ops[node.op](*(vals[id(a)] for a in node.args))
+    return [np.broadcast_to(vals[id(o)], (n,)).astype(dtype) for o in outs]

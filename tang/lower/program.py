@@ -1,0 +1,122 @@
+"""Schedule output nodes into a straight-line program that every backend prints.
+
+A program is the live nodes of a graph in dependency order, each computed once into a
+temporary ``t0, t1, …`` (named densely, in order), then one store per output. Nodes used
+exactly once may be *inlined* into their user's line for readability (bounded by a size cap
+so expressions stay short and shallow). The program knows nothing about any language; the
+printers in this package turn it into text and record which line computes which node.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..expr.graph import Graph, Node, as_node, topo_order
+
+LEAVES = frozenset({"const", "var"})
+
+
+@dataclass(frozen=True)
+class Step:
+    """One line ``name = expression``: computes ``node``; ``nodes`` is the inlined subtree
+    printed on the line, children first and ``node`` last."""
+
+    name: str
+    node: Node
+    nodes: tuple[Node, ...]
+
+
+@dataclass(frozen=True)
+class Store:
+    """Output ``index`` gets ``node``; ``nodes`` is the subtree printed inline on the store
+    line (empty when the node is a temporary, an input or a constant)."""
+
+    index: int
+    node: Node
+    nodes: tuple[Node, ...]
+
+
+@dataclass(frozen=True)
+class Program:
+    """Inputs, the straight-line steps and the output stores of one kernel or function."""
+
+    inputs: tuple[str, ...]
+    outputs: tuple[Node, ...]
+    output_names: tuple[str, ...]
+    steps: tuple[Step, ...]
+    stores: tuple[Store, ...]
+    temps: dict[Node, str]
+    loads: tuple[Node, ...]  # the variable nodes the program reads, in input order
+
+    @property
+    def used_inputs(self) -> tuple[str, ...]:
+        """Inputs some step or store actually reads (kernels load only these)."""
+        return tuple(n.name for n in self.loads)  # type: ignore[misc]
+
+
+def schedule(
+    outputs: Sequence[Node | float] | Graph,
+    inputs: Sequence[str] | None = None,
+    *,
+    inline: bool = True,
+    max_inline: int = 4,
+    output_names: Sequence[str] | None = None,
+) -> Program:
+    """Order the live nodes of ``outputs`` into steps over ``inputs`` (default: the graph's
+    inputs, else the variables sorted by name); single-use nodes of at most ``max_inline``
+    operations are inlined into their user when ``inline`` is true."""
+    if isinstance(outputs, Graph):
+        inputs = outputs.inputs if inputs is None else inputs
+        outputs = outputs.outputs
+    outs = tuple(as_node(o) for o in outputs)
+    if not outs:
+        raise ValueError("nothing to lower: give at least one output")
+    for k, o in enumerate(outs):
+        if o.is_bool:
+            raise TypeError(
+                f"output {k} is a comparison; a comparison may only be the condition of "
+                "a select (tang.where(cond, a, b))"
+            )
+    order = topo_order(outs)
+    var_nodes = {n.name: n for n in order if n.op == "var"}
+    names = sorted(var_nodes)  # type: ignore[type-var]
+    inputs = tuple(names) if inputs is None else tuple(inputs)
+    if len(set(inputs)) != len(inputs):
+        raise ValueError(f"input names repeat: {list(inputs)}")
+    missing = [n for n in names if n not in inputs]
+    if missing:
+        raise ValueError(f"the expression uses {missing} but the inputs are {list(inputs)}")
+    if output_names is None:
+        output_names = tuple(f"out{k}" for k in range(len(outs)))
+    elif len(output_names) != len(outs):
+        raise ValueError(f"{len(output_names)} output names for {len(outs)} outputs")
+
+    # uses: one per parent edge, one per output slot
+    uses: dict[Node, int] = {}
+    for node in order:
+        for a in node.args:
+            uses[a] = uses.get(a, 0) + 1
+    for o in outs:
+        uses[o] = uses.get(o, 0) + 1
+
+    temps: dict[Node, str] = {}
+    pending: dict[Node, tuple[Node, ...]] = {}  # inlined node -> its subtree, children first
+    steps: list[Step] = []
+    for node in order:
+        if node.op in LEAVES:
+            continue
+        subtree: list[Node] = []
+        for a in node.args:
+            subtree.extend(pending.pop(a, ()))
+        subtree.append(node)
+        if inline and uses[node] == 1 and len(subtree) <= max_inline:
+            pending[node] = tuple(subtree)
+        else:
+            name = f"t{len(steps)}"
+            temps[node] = name
+            steps.append(Step(name, node, tuple(subtree)))
+    stores = tuple(Store(k, o, pending.pop(o, ())) for k, o in enumerate(outs))
+    assert not pending, "every inlined node has exactly one user"
+    loads = tuple(var_nodes[name] for name in inputs if name in var_nodes)
+    return Program(inputs, outs, tuple(output_names), tuple(steps), stores, temps, loads)

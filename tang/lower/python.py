@@ -1,0 +1,46 @@
+"""Python (f64): the CPU reference — a loop kernel over sequences, or a plain function.
+
+Kernel: ``def f(src, dst, n)`` — input ``k`` of item ``i`` at ``src[k*n + i]``, output ``j``
+at ``dst[j*n + i]`` (lists or ``array('d')``). Function: ``def f(x, y)`` returns
+``[value, ...]``. The math comes from ``tang.ieee`` (inf and nan where ``math`` would raise),
+the same kernels the graph evaluator uses, so results match it bit for bit.
+"""
+
+from __future__ import annotations
+
+from .base import C_OPS, SELECT, Op, Printer, call, functions
+from .program import Program
+
+IMPORTS = [
+    "from tang.ieee import INF as _inf, NAN as _nan",
+    "from tang.ieee import atan2 as _atan2, exp2 as _exp2, log2 as _log2",
+    "from tang.ieee import recip as _recip, sin as _sin, sqrt as _sqrt",
+]
+
+
+class Python(Printer):
+    name = "python"
+    dtypes = ("f64",)
+    shapes = ("kernel", "function")
+    ops = {
+        **C_OPS,
+        **functions("_{}"),
+        "recip": call("_recip"),
+        "select": Op("{1} if {0} else {2}", SELECT, (SELECT + 1,) * 3),
+    }
+    comment = "#"
+    float_suffix = {"f64": ""}
+    inf = {"f64": "_inf"}
+    nan = {"f64": "_nan"}
+    declare = "{name} = {expr}"
+    store = "dst[{index}] = {expr}"
+    fn_return = "return [{exprs}]"
+
+    def kernel_frame(self, name: str, ty: str, prog: Program) -> tuple[list[str], int, list[str]]:
+        head = [*IMPORTS, "", "", self.layout_comment(prog)]
+        return [*head, f"def {name}(src, dst, n):", "    for i in range(n):"], 2, []
+
+    def function_frame(
+        self, name: str, ty: str, params: list[str], prog: Program
+    ) -> tuple[list[str], int, list[str]]:
+        return [*IMPORTS, "", "", f"def {name}({', '.join(params)}):"], 1, []

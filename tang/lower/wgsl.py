@@ -1,0 +1,59 @@
+"""WGSL (f32) compute kernel for WebGPU: one invocation per item.
+
+Bindings, all in ``@group(0)``:
+
+- ``@binding(0) var<uniform> params: Params`` with ``struct Params { n: u32 }`` — the item
+  count (a 16-byte uniform buffer is enough; only the first 4 bytes are read);
+- ``@binding(1) var<storage, read> src: array<f32>`` — input ``k`` of item ``i`` at
+  ``src[k*n + i]``, inputs in the program's input order;
+- ``@binding(2) var<storage, read_write> dst: array<f32>`` — output ``j`` at ``dst[j*n + i]``.
+
+Entry point: the kernel name (default ``f``), ``@workgroup_size(64)``. Item
+``i = gid.x + gid.y * num_workgroups.x * 64``, so a dispatch of ``(gx, gy, 1)`` workgroups
+covers ``gx * gy * 64`` items: use ``gy > 1`` when ``ceil(n / 64)`` exceeds the 65,535
+workgroups a dimension allows. Invocations with ``i >= n`` return at once.
+
+WGSL has no inf/nan literals (and a constant that overflows is a compile error), so they are
+spelled as bit casts. The spec lets an implementation treat inf and nan as indeterminate
+(§ floating-point accuracy); lavapipe keeps IEEE behaviour, which the tests check.
+"""
+
+from __future__ import annotations
+
+from .base import ATOM, C_OPS, LOWEST, Op, Printer
+from .program import Program
+
+
+class WGSL(Printer):
+    name = "wgsl"
+    dtypes = ("f32",)
+    ops = {**C_OPS, "select": Op("select({2}, {1}, {0})", ATOM, (LOWEST,) * 3)}
+    types = {"f32": "f32"}
+    inf = {"f32": "bitcast<f32>(0x7f800000u)"}
+    nan = {"f32": "bitcast<f32>(0x7fc00000u)"}
+    uint_suffix = "u"
+    declare = "let {name} = {expr};"
+
+    def kernel_frame(self, name: str, ty: str, prog: Program) -> tuple[list[str], int, list[str]]:
+        head = [
+            "struct Params {",
+            "    n: u32,",
+            "}",
+            "",
+            "@group(0) @binding(0) var<uniform> params: Params;",
+            "@group(0) @binding(1) var<storage, read> src: array<f32>;",
+            "@group(0) @binding(2) var<storage, read_write> dst: array<f32>;",
+            "",
+            self.layout_comment(prog),
+            "@compute @workgroup_size(64)",
+            f"fn {name}(@builtin(global_invocation_id) gid: vec3<u32>,",
+            f"{' ' * (len(name) + 4)}@builtin(num_workgroups) groups: vec3<u32>) {{",
+            "    let n = params.n;",
+            "    let i = gid.x + gid.y * groups.x * 64u;",
+            "    if i >= n {",
+            "        return;",
+            "    }",
+        ]
+        if not prog.used_inputs:
+            head.append("    _ = &src;  // keep binding 1 in the layout")
+        return head, 1, ["}"]

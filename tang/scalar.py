@@ -1,0 +1,192 @@
+"""Math that dispatches on the number type, so one user function runs on every kind of number.
+
+Plain ``int``/``float`` get IEEE-754 results that never raise (``log(0)`` is ``-inf``,
+``sqrt(-1)`` is ``nan``); graph nodes get graph nodes; anything else (``tang.Dual``) gets
+its own same-named method, so the types nest: a Dual of Duals, a Dual whose parts are
+traced nodes (forward-over-reverse), and so on. Python operators already work on all of them.
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+from collections.abc import Callable
+from typing import Any
+
+from . import dual, ieee
+from .expr import graph
+from .expr.graph import Node
+
+Number = Any  # int | float | Node | Dual | anything implementing the same methods
+_FLOATS = (int, float)  # bool is an int: True behaves as 1
+_OPERANDS = (int, float, Node)
+
+# ---------------------------------------------------------------------------------------
+# float kernels missing from tang.ieee: IEEE results instead of exceptions
+
+
+def _exp(a: float) -> float:
+    try:
+        return math.exp(a)
+    except OverflowError:
+        return math.inf
+
+
+def _log(a: float) -> float:
+    if a != a or a < 0.0:
+        return math.nan
+    return -math.inf if a == 0.0 else math.log(a)
+
+
+def _tan(a: float) -> float:
+    return math.tan(a) if math.isfinite(a) else math.nan
+
+
+def _sigmoid(a: float) -> float:
+    if a >= 0.0:
+        return 1.0 / (1.0 + _exp(-a))
+    e = _exp(a)  # stable for large negative a, and nan passes through
+    return e / (1.0 + e)
+
+
+def _pow(a: float, b: float) -> float:
+    """C99 pow: overflow is ±inf, 0 to a negative power is ±inf, a negative base to a
+    non-integer power is nan."""
+    a, b = float(a), float(b)
+    try:
+        return math.pow(a, b)
+    except OverflowError:
+        odd = b == int(b) and int(b) % 2 == 1
+        return -math.inf if (a < 0.0 and odd) else math.inf
+    except ValueError:
+        if a == 0.0:  # 0 ** negative
+            odd = b == int(b) and int(b) % 2 == 1
+            return math.copysign(math.inf, a) if odd else math.inf
+        return math.nan
+
+
+def _unary(
+    name: str, on_float: Callable[[float], float], on_node: Callable[[Node], Node], doc: str
+) -> Callable[[Number], Number]:
+    """A math function: IEEE kernel for numbers, graph constructor for nodes, else a method."""
+
+    def function(a: Number) -> Number:
+        if isinstance(a, _FLOATS):
+            return on_float(a)
+        if isinstance(a, Node):
+            return on_node(a)
+        method = getattr(a, name, None)
+        if method is None:
+            raise TypeError(f"tang.{name} does not accept {type(a).__name__}")
+        return method()
+
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = doc
+    return function
+
+
+# name: float kernel, graph constructor, docstring
+sin = _unary("sin", ieee.sin, graph.sin, "Sine (nan for ±inf).")
+cos = _unary("cos", ieee.cos, Node.cos, "Cosine (nan for ±inf).")
+tan = _unary("tan", _tan, Node.tan, "Tangent (nan for ±inf).")
+exp = _unary("exp", _exp, Node.exp, "e**a (inf on overflow).")
+log = _unary("log", _log, Node.log, "Natural logarithm (-inf at 0, nan below 0).")
+sqrt = _unary("sqrt", ieee.sqrt, graph.sqrt, "Square root (nan below 0).")
+tanh = _unary("tanh", math.tanh, Node.tanh, "Hyperbolic tangent.")
+sigmoid = _unary("sigmoid", _sigmoid, Node.sigmoid, "Logistic function 1/(1+e**-a).")
+exp2 = _unary("exp2", ieee.exp2, graph.exp2, "2**a (inf on overflow).")
+log2 = _unary("log2", ieee.log2, graph.log2, "Base-2 logarithm (-inf at 0, nan below 0).")
+recip = _unary("recip", ieee.recip, graph.recip, "1/a (±inf at ±0).")
+
+
+def abs(a: Number) -> Number:
+    """|a|; the slope at 0 is +1 on every number type (the graph's select picks a there)."""
+    if isinstance(a, _FLOATS):
+        return builtins.abs(a)
+    return a.__abs__()
+
+
+def div(a: Number, b: Number) -> Number:
+    """a/b; plain numbers give IEEE results (±inf, nan) instead of ZeroDivisionError."""
+    if isinstance(a, _FLOATS) and isinstance(b, _FLOATS):
+        return ieee.div(a, b)
+    return a / b
+
+
+def pow(a: Number, b: Number) -> Number:
+    """a**b; plain numbers follow C99 pow (nan for a negative base to a non-integer power,
+    never a complex number or an exception)."""
+    if isinstance(a, _FLOATS) and isinstance(b, _FLOATS):
+        return _pow(a, b)
+    return a**b
+
+
+def atan2(y: Number, x: Number) -> Number:
+    """The angle of the point (x, y), in (-pi, pi]."""
+    if isinstance(y, _FLOATS) and isinstance(x, _FLOATS):
+        return ieee.atan2(y, x)
+    if isinstance(y, dual.Dual) or isinstance(x, dual.Dual):
+        return dual.atan2(y, x)
+    if isinstance(y, _OPERANDS) and isinstance(x, _OPERANDS):
+        return graph.atan2(y, x)
+    return y.atan2(x)
+
+
+# ---------------------------------------------------------------------------------------
+# comparisons and selection: numbers give bools, nodes give comparison nodes, Duals compare
+# their values (a Dual's slope never changes which branch is taken)
+
+
+def lt(a: Number, b: Number) -> Any:
+    """a < b."""
+    return a < b
+
+
+def le(a: Number, b: Number) -> Any:
+    """a <= b."""
+    return a <= b
+
+
+def gt(a: Number, b: Number) -> Any:
+    """a > b."""
+    return b < a
+
+
+def ge(a: Number, b: Number) -> Any:
+    """a >= b."""
+    return b <= a
+
+
+def eq(a: Number, b: Number) -> Any:
+    """a == b as a value comparison (``==`` on nodes and Duals is identity, like Python's)."""
+    if isinstance(a, dual.Dual):
+        a = a.value
+    if isinstance(b, dual.Dual):
+        b = b.value
+    if isinstance(a, dual.Dual) or isinstance(b, dual.Dual):
+        return eq(a, b)  # nested Duals: compare their values in turn
+    if isinstance(a, Node) or isinstance(b, Node):
+        return graph.eq(a, b)
+    return a == b
+
+
+def where(cond: Any, a: Number, b: Number) -> Number:
+    """``a`` where ``cond`` holds, else ``b``: a Python bool picks now; a traced comparison
+    becomes a select node (on the values and the slopes of Duals alike)."""
+    if isinstance(cond, Node):
+        if isinstance(a, dual.Dual) or isinstance(b, dual.Dual):
+            return dual.where(cond, a, b)
+        return graph.select(cond, a, b)
+    if isinstance(cond, dual.Dual):
+        raise TypeError("where() needs a comparison as its condition, not a Dual number")
+    return a if cond else b
+
+
+def min(a: Number, b: Number) -> Number:
+    """The smaller of a and b (a when either is nan, like Python's min)."""
+    return where(lt(b, a), b, a)
+
+
+def max(a: Number, b: Number) -> Number:
+    """The larger of a and b (a when either is nan, like Python's max)."""
+    return where(lt(a, b), b, a)

@@ -1,0 +1,232 @@
+"""The native backend for real: hand-written WGSL through wgpu-py on this machine's adapter
+(Mesa lavapipe here), with tang's errors for bad kernels, limits and lost devices."""
+
+from __future__ import annotations
+
+import math
+from array import array
+
+import pytest
+
+import tang.gpu as gpu
+
+
+@pytest.fixture(scope="module")
+def dev():
+    try:
+        d = gpu.device("native", fallback=False, fresh=True)
+    except gpu.NoDeviceError as exc:
+        pytest.skip(f"no native GPU device here: {exc}")
+    return d
+
+
+def elementwise(body: str, inputs: int = 1, wg: int = 64, ty: str = "f32") -> str:
+    """A kernel y[i] = body over inputs x0..x{k-1}, indexed for 2-D dispatch."""
+    decls = "".join(
+        f"@group(0) @binding({k}) var<storage, read> x{k}: array<{ty}>;\n" for k in range(inputs)
+    )
+    return f"""{decls}
+@group(0) @binding({inputs}) var<storage, read_write> y: array<{ty}>;
+@group(0) @binding({inputs + 1}) var<uniform> n: u32;
+@compute @workgroup_size({wg})
+fn main(@builtin(global_invocation_id) gid: vec3<u32>,
+        @builtin(num_workgroups) nwg: vec3<u32>) {{
+    let i = gid.x + gid.y * (nwg.x * {wg}u);
+    if (i >= n) {{ return; }}
+    y[i] = {body};
+}}
+"""
+
+
+def test_device_reports_its_adapter(dev):
+    assert dev.kind == "native"
+    assert "wgpu-py" in dev.name
+    assert dev.report[0] == f"using native: {dev.name}"
+    assert dev.limits.max_workgroups_per_dimension >= 65535
+    assert dev.limits.storage_buffers_per_stage >= 8
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: [0.5, -1.0, 2.0],
+        lambda: array("f", [0.5, -1.0, 2.0]),
+        lambda: array("d", [0.5, -1.0, 2.0]),
+        lambda: memoryview(array("f", [0.5, -1.0, 2.0])),
+        lambda: pytest.importorskip("numpy").array([0.5, -1.0, 2.0]),
+    ],
+    ids=["list", "array-f", "array-d", "memoryview", "numpy"],
+)
+def test_buffers_from_python_data_round_trip_through_a_kernel(dev, make):
+    k = dev.kernel(elementwise("x0[i] * x0[i] + 1.0"))
+    x, y = dev.buffer(make()), dev.empty(3)
+    assert dev.run(k, [x, y, 3], 3, out=y).tolist() == [1.25, 2.0, 5.0]
+
+
+def test_integer_buffers(dev):
+    k = dev.kernel(elementwise("x0[i] * 3u + 1u", ty="u32"))
+    x, y = dev.buffer(range(5), "u32"), dev.empty(5, "u32")
+    assert dev.run(k, [x, y, 5], 5, out=y).tolist() == [1, 4, 7, 10, 13]
+    assert dev.read(dev.buffer([-2, 9], "i32")).tolist() == [-2, 9]
+
+
+def test_pipeline_is_compiled_once_per_source(dev):
+    src = elementwise("x0[i] - 7.0")
+    before = dev.compiles
+    k1, k2 = dev.kernel(src), dev.kernel(src)
+    assert k1 is k2 and dev.compiles == before + 1
+    dev.kernel(src + "\n// another text, another pipeline\n")
+    assert dev.compiles == before + 2
+
+
+def test_two_dimensional_dispatch_beyond_65535_workgroups(dev):
+    np = pytest.importorskip("numpy")
+    wg = 64
+    n = 65535 * wg + 12345  # one more row of workgroups than one dimension holds
+    src = f"""
+@group(0) @binding(0) var<storage, read_write> y: array<u32>;
+@group(0) @binding(1) var<uniform> n: u32;
+@compute @workgroup_size({wg})
+fn main(@builtin(global_invocation_id) gid: vec3<u32>,
+        @builtin(num_workgroups) nwg: vec3<u32>) {{
+    let i = gid.x + gid.y * (nwg.x * {wg}u);
+    if (i >= n) {{ return; }}
+    y[i] = y[i] + i + 1u;   // += so a double visit would show
+}}
+"""
+    _, yg = gpu.grid(n, wg, dev.limits.max_workgroups_per_dimension)
+    assert yg == 2
+    y = dev.empty(n + 64, "u32")  # room past the end: must stay untouched
+    got = np.frombuffer(dev.run(dev.kernel(src), [y, n], n, out=y), dtype=np.uint32)
+    assert np.array_equal(got[:n], np.arange(1, n + 1, dtype=np.uint32))
+    assert not got[n:].any()
+
+
+def test_bindings_by_name_and_number(dev):
+    k = dev.kernel(elementwise("x0[i] + x1[i]", inputs=2))
+    a, b, y = dev.buffer([1.0, 2.0]), dev.buffer([10.0, 20.0]), dev.empty(2)
+    dev.dispatch(k, {"x1": b, 0: a, "y": y, "n": 2}, 2)
+    assert dev.read(y).tolist() == [11.0, 22.0]
+
+
+@pytest.mark.parametrize(
+    ("bindings", "error", "message"),
+    [
+        (lambda d, x, y: [x, y], gpu.DataError, r"binds 3 resources \(x0, y, n\), got 2"),
+        (lambda d, x, y: {"x0": x, "y": y}, gpu.DataError, "nothing bound to n"),
+        (lambda d, x, y: {"zz": x}, gpu.DataError, "no binding 'zz'"),
+        (lambda d, x, y: [x, [1.0], 2], gpu.DataError, "'y' needs a Buffer, got list"),
+        (lambda d, x, y: [x, d.uniform(2), 2], gpu.DataError, "'y' is storage; got a uniform"),
+        (lambda d, x, y: [x, gpu.CPUDevice().empty(2), 2], gpu.GPUError, "another device"),
+    ],
+)
+def test_bad_bindings_name_the_binding(dev, bindings, error, message):
+    k = dev.kernel(elementwise("x0[i]"))
+    x, y = dev.buffer([1.0, 2.0]), dev.empty(2)
+    with pytest.raises(error, match=message):
+        dev.dispatch(k, bindings(dev, x, y), 2)
+
+
+# ---- bad input: each a tang error with the reason ----
+
+
+def test_wgsl_syntax_error_has_line_and_column(dev):
+    src = elementwise("x0[i] * ")
+    with pytest.raises(gpu.ShaderError) as info:
+        dev.kernel(src)
+    err = info.value
+    assert err.line == 10 and err.column > 0
+    assert "kernel rejected at line 10" in str(err)
+    assert "expected expression" in err.reason or "expression" in err.reason
+
+
+def test_wgsl_type_error_is_a_shader_error(dev):
+    with pytest.raises(gpu.ShaderError, match=r"line 10.*sin"):
+        dev.kernel(elementwise("sin(x0[i], 2.0)"))
+    with pytest.raises(gpu.ShaderError, match="rejected"):
+        dev.kernel(elementwise("x0[i] + 1u"))  # f32 + u32
+
+
+def test_too_many_storage_buffers_is_a_limit_error(dev):
+    k = dev.limits.storage_buffers_per_stage  # k inputs + 1 output = one too many
+    body = " + ".join(f"x{j}[i]" for j in range(k))
+    with pytest.raises(gpu.LimitError) as info:
+        dev.kernel(elementwise(body, inputs=k))
+    assert info.value.limit == "maxStorageBuffersPerShaderStage"
+    assert info.value.asked == k + 1 and info.value.allowed == k
+    assert "this device allows" in str(info.value)
+
+
+def test_workgroup_over_the_limit_is_a_limit_error(dev):
+    too_big = dev.limits.max_invocations_per_workgroup * 2
+    with pytest.raises(gpu.LimitError, match=r"maxComputeWorkgroupSizeX|Invocations"):
+        dev.kernel(elementwise("x0[i]", wg=too_big))
+
+
+def test_buffer_over_the_binding_limit_is_a_limit_error(dev):
+    limit = dev.limits.max_storage_binding_size
+    if limit >= dev.limits.max_buffer_size or limit > 2**31:
+        pytest.skip(f"binding limit {limit} is not below the buffer limit on this device")
+    k = dev.kernel(elementwise("x0[i]"))
+    big = dev.empty(limit // 4 + 1)  # a legal buffer, one element too big to bind
+    with pytest.raises(gpu.LimitError) as info:
+        dev.dispatch(k, [big, dev.empty(4), 4], 4)
+    assert info.value.limit == "maxStorageBufferBindingSize"
+    assert info.value.allowed == limit and "binding 'x0'" in str(info.value)
+    del big
+
+
+def test_buffer_over_the_size_limit_fails_before_allocating(dev):
+    with pytest.raises(gpu.LimitError, match="maxBufferSize"):
+        dev.empty(dev.limits.max_buffer_size // 4 + 1)
+
+
+def test_lost_device_is_an_error_and_a_new_device_works():
+    d = gpu.device("native", fallback=False, fresh=True)
+    k = d.kernel(elementwise("x0[i] + 1.0"))
+    x, y = d.buffer([1.0]), d.empty(1)
+    d.destroy()
+    for action in (lambda: d.read(y), lambda: d.dispatch(k, [x, y, 1], 1), lambda: d.empty(1)):
+        with pytest.raises(gpu.DeviceLostError, match="device lost: the device was destroyed"):
+            action()
+    again = gpu.device("native", fallback=False)
+    assert again is not d and not again.lost
+    k2 = again.kernel(elementwise("x0[i] + 1.0"))
+    x2, y2 = again.buffer([1.0]), again.empty(1)
+    assert again.run(k2, [x2, y2, 1], 1, out=y2).tolist() == [2.0]
+
+
+def test_device_lost_underneath_tang_is_reported(dev):
+    d = gpu.native.NativeDevice.open()
+    y = d.empty(4)
+    d._dev.destroy()  # lost behind tang's back, as a driver reset would
+    with pytest.raises(gpu.DeviceLostError, match="lost"):
+        d.empty(4)
+    assert d.lost
+    with pytest.raises(gpu.DeviceLostError):
+        d.read(y)
+
+
+def test_recover_to_cpu_after_a_gpu_error(dev):
+    """The pattern callers use: any GPUError → the CPU device computes the same thing."""
+    xs = [0.25 * i for i in range(100)]
+
+    def on(device):
+        if device.kind == "cpu":
+
+            def k(n, x, y, count):
+                for i in range(n):
+                    y[i] = x[i] * math.sin(x[i])
+
+            kernel = device.kernel(k)
+        else:
+            kernel = device.kernel(elementwise("x0[i] * sin(x0[i]) +* 1.0"))  # broken
+        x, y = device.buffer(xs), device.empty(len(xs))
+        return device.run(kernel, [x, y, len(xs)], len(xs), out=y)
+
+    try:
+        got = on(dev)
+    except gpu.GPUError as exc:
+        assert isinstance(exc, gpu.ShaderError)
+        got = on(gpu.device("cpu"))
+    assert got.tolist() == array("f", [x * math.sin(x) for x in xs]).tolist()

@@ -1,0 +1,172 @@
+// Boots Pyodide and installs tang, reporting stages. Shared by worker.js and the e2e test
+// worker (dist/_test/), and only ever run inside a Web Worker.
+//
+// Stages, in order: "runtime" (download the runtime) → "python" (start Python) →
+// "tang" (install and import tang) → "ready". A failure throws BootError(stage, message, hint).
+
+import { installWheel } from "./wheel.js";
+
+export const STAGES = ["runtime", "python", "tang", "ready"];
+
+const HINTS = {
+  runtime:
+    "The server did not deliver the Pyodide runtime. Rebuild and restart it with " +
+    "`python build.py serve`, then reload the page.",
+  python:
+    "The browser could not start Python in WebAssembly. Use a current Chromium, Firefox " +
+    "or Safari with WebAssembly enabled, then reload.",
+  tang:
+    "The tang wheel did not install. Rebuild dist/ with `python build.py serve` (or " +
+    "`python build.py build`) and reload the page.",
+};
+
+export class BootError extends Error {
+  constructor(stage, message, hint = HINTS[stage] ?? "Reload the page.") {
+    super(message);
+    this.name = "BootError";
+    this.stage = stage;
+    this.hint = hint;
+  }
+}
+
+// Share of the progress bar that each stage ends at.
+const STAGE_END = { runtime: 0.45, python: 0.8, tang: 1.0 };
+
+async function fetchOk(url, stage, what) {
+  let response;
+  try {
+    response = await fetch(url);
+  } catch (err) {
+    throw new BootError(stage, `Could not download ${what} (${url}): ${err.message}`);
+  }
+  if (!response.ok) {
+    throw new BootError(stage, `Could not download ${what}: ${url} answered ${response.status}`);
+  }
+  return response;
+}
+
+// Read a response to the end, reporting bytes as they arrive.
+async function drain(response, onBytes) {
+  const reader = response.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return;
+    onBytes(value.byteLength, value);
+  }
+}
+
+function concat(chunks) {
+  const out = new Uint8Array(chunks.reduce((n, c) => n + c.byteLength, 0));
+  let at = 0;
+  for (const c of chunks) {
+    out.set(c, at);
+    at += c.byteLength;
+  }
+  return out;
+}
+
+const lastLine = (err) => String(err?.message ?? err).trim().split("\n").at(-1);
+
+/**
+ * Boot Python. `base` is the site root URL (ending in "/"); `onStage({stage, progress,
+ * detail})` is called as work advances. Resolves to {pyodide, manifest, timings}.
+ */
+export async function boot({ base, onStage = () => {} }) {
+  const t0 = performance.now();
+  const timings = {};
+  const mark = (name) => (timings[name] = Math.round(performance.now() - t0));
+
+  // 1. runtime: the manifest, then the runtime files with byte progress. The snapshot's bytes
+  // are kept; the others land in the HTTP cache, where loadPyodide finds them.
+  onStage({ stage: "runtime", progress: 0, detail: "manifest" });
+  const manifest = await (await fetchOk(new URL("manifest.json", base), "runtime", "the manifest")).json();
+  const indexURL = new URL("pyodide/", base).href;
+  const files = ["snapshot.bin", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide.asm.mjs", "pyodide-lock.json"]
+    .filter((f) => manifest.files[`pyodide/${f}`]);
+  const total = files.reduce((s, f) => s + manifest.files[`pyodide/${f}`].size, 0) || 1;
+  let got = 0;
+  const progress = (n) => {
+    got += n;
+    onStage({
+      stage: "runtime",
+      progress: STAGE_END.runtime * Math.min(1, got / total),
+      detail: `${(got / 1e6).toFixed(1)} / ${(total / 1e6).toFixed(1)} MB`,
+    });
+  };
+  const [snapshot] = await Promise.all(
+    files.map(async (f) => {
+      const response = await fetchOk(indexURL + f, "runtime", "the Pyodide runtime");
+      if (f !== "snapshot.bin") return drain(response, progress);
+      const chunks = [];
+      await drain(response, (n, chunk) => (chunks.push(chunk), progress(n)));
+      return concat(chunks);
+    }),
+  );
+  let loadPyodide;
+  try {
+    ({ loadPyodide } = await import(indexURL + "pyodide.mjs"));
+  } catch (err) {
+    throw new BootError("runtime", `Could not load pyodide.mjs: ${err.message}`);
+  }
+  mark("runtime");
+
+  // 2. python: compile the interpreter and restore the snapshot (or, failing that, start
+  // Python from scratch: slower, same result).
+  onStage({ stage: "python", progress: STAGE_END.runtime, detail: `Pyodide ${manifest.pyodide}` });
+  const options = {
+    indexURL,
+    stdout: (line) => console.log(line),
+    stderr: (line) => console.warn(line),
+  };
+  let pyodide = null;
+  if (snapshot) {
+    try {
+      pyodide = await loadPyodide({ ...options, _loadSnapshot: snapshot });
+      timings.snapshot = true;
+    } catch (err) {
+      console.warn(`tang: the Python snapshot did not restore (${err.message}); starting afresh`);
+    }
+  }
+  if (!pyodide) {
+    try {
+      pyodide = await loadPyodide(options);
+      timings.snapshot = false;
+    } catch (err) {
+      throw new BootError("python", `Python did not start: ${err.message}`);
+    }
+  }
+  mark("python");
+
+  // 3. tang: fetch the micropip and tang wheels by URL and unpack them into site-packages
+  // (micropip is installed, not imported: panels that need more packages import it later).
+  // Then import tang to prove it worked, and check the version.
+  onStage({ stage: "tang", progress: STAGE_END.python, detail: manifest.wheels.tang });
+  const sitePackages = pyodide.runPython(
+    "import sys; next(p for p in sys.path if p.endswith('site-packages'))");
+  await Promise.all(["micropip", "tang"].map(async (name) => {
+    const url = new URL(manifest.wheels[name], base);
+    const bytes = await (await fetchOk(url, "tang", `the ${name} wheel`)).arrayBuffer();
+    try {
+      await installWheel(pyodide, bytes, sitePackages);
+    } catch (err) {
+      throw new BootError("tang", `The ${name} wheel (${url.pathname}) did not install: ${lastLine(err)}`);
+    }
+  }));
+  pyodide.runPython("import importlib; importlib.invalidate_caches()");
+  mark("unpack");
+  let version;
+  try {
+    const tang = pyodide.pyimport("tang");
+    version = tang.__version__;
+    tang.destroy();
+    pyodide.pyimport("demos.api").destroy();
+  } catch (err) {
+    throw new BootError("tang", `tang is installed but does not import: ${lastLine(err)}`);
+  }
+  if (version !== manifest.tang) {
+    throw new BootError("tang", `tang ${version} was imported, but the site was built for ${manifest.tang}`);
+  }
+  mark("tang");
+  onStage({ stage: "ready", progress: 1, detail: `tang ${version}` });
+  return { pyodide, manifest, timings };
+}

@@ -1,0 +1,128 @@
+// The page shell: boot status, error panel, and the panels listed in panels/registry.js.
+// Python runs only in the worker (rpc.js); this file touches the DOM.
+import * as rpc from "./rpc.js";
+import panelFiles from "./panels/registry.js";
+
+const STAGES = ["runtime", "python", "tang", "ready"];
+const STAGE_NAMES = {
+  runtime: "Downloading runtime",
+  python: "Starting Python",
+  tang: "Installing tang",
+  ready: "Ready",
+};
+const BOOT_WATCHDOG_MS = 90_000; // no word from the worker for this long: say so
+
+const $ = (id) => document.getElementById(id);
+const boot = $("boot");
+const started = performance.now();
+let finished = false;
+let lastWord = performance.now();
+let stage = "runtime";
+
+function showStage(msg) {
+  stage = msg.stage ?? stage;
+  lastWord = performance.now();
+  boot.dataset.stage = stage;
+  const index = STAGES.indexOf(stage);
+  for (const li of boot.querySelectorAll(".stages li")) {
+    const i = STAGES.indexOf(li.dataset.stage);
+    li.classList.toggle("done", i < index || stage === "ready");
+    li.classList.toggle("active", i === index && stage !== "ready");
+  }
+  const pct = Math.round(100 * (msg.progress ?? 0));
+  $("boot-bar").style.width = `${pct}%`;
+  boot.querySelector(".progress").setAttribute("aria-valuenow", String(pct));
+  $("boot-detail").textContent = msg.detail || STAGE_NAMES[stage] || "\u00a0";
+}
+
+function showError({ stage: where = stage, message, hint }) {
+  if (finished) return;
+  finished = true;
+  boot.dataset.stage = "error";
+  boot.querySelector(`.stages li[data-stage="${where}"]`)?.classList.add("failed");
+  $("error-stage").textContent = STAGE_NAMES[where] ?? where;
+  $("error-message").textContent = message;
+  $("error-hint").textContent = hint ?? "Reload the page.";
+  $("error").hidden = false;
+  $("python-badge").textContent = "Python: failed";
+  $("python-badge").classList.add("bad");
+  document.body.dataset.state = "error";
+}
+
+function tick() {
+  if (finished) return;
+  const now = performance.now();
+  $("boot-elapsed").textContent = `${((now - started) / 1000).toFixed(1)} s`;
+  if (now - lastWord > BOOT_WATCHDOG_MS) {
+    showError({
+      message: `No progress for ${BOOT_WATCHDOG_MS / 1000} s while "${STAGE_NAMES[stage]}".`,
+      hint: "The worker seems stuck. Reload the page; if it happens again, restart " +
+        "`python build.py serve` and try another browser.",
+    });
+    return;
+  }
+  setTimeout(tick, 100);
+}
+
+rpc.onBoot((msg) => {
+  if (msg.type === "error") showError(msg);
+  else if (!finished) showStage(msg);
+});
+
+const readyInfo = rpc.ready.then((info) => {
+  finished = true;
+  const bootMs = performance.now() - started;
+  const total = performance.now(); // since navigation start
+  $("boot-elapsed").textContent = `${(bootMs / 1000).toFixed(2)} s`;
+  boot.classList.add("collapsed");
+  $("python-badge").textContent = `Python ${info.python} · tang ${info.tang}`;
+  $("python-badge").classList.add("good");
+  document.body.dataset.state = "ready";
+  window.tang.readyAt = total;
+  return { ...info, bootMs };
+});
+readyInfo.catch(() => {});
+
+async function mountPanels() {
+  const area = $("panels");
+  for (const file of panelFiles) {
+    const card = document.createElement("section");
+    card.className = "card panel";
+    const body = document.createElement("div");
+    body.className = "panel-body";
+    try {
+      const { default: panel } = await import(`./panels/${file}`);
+      card.id = `panel-${panel.id}`;
+      card.innerHTML = `<h2></h2>`;
+      card.querySelector("h2").textContent = panel.title;
+      card.append(body);
+      area.append(card);
+      panel.mount(body, { ...rpc, ready: readyInfo }).catch((err) => panelError(body, err));
+    } catch (err) {
+      card.innerHTML = `<h2>${file}</h2>`;
+      card.append(body);
+      area.append(card);
+      panelError(body, err);
+    }
+  }
+}
+
+function panelError(body, err) {
+  const p = document.createElement("p");
+  p.className = "panel-error";
+  p.textContent = `This panel failed: ${err?.message ?? err}`;
+  body.append(p);
+  console.warn(err);
+}
+
+// For tests and the console: the same client the panels use.
+window.tang = {
+  call: rpc.call,
+  ready: readyInfo,
+  canInterrupt: rpc.canInterrupt,
+  readyAt: null,
+  stage: () => (document.body.dataset.state === "error" ? "error" : boot.dataset.stage),
+};
+
+tick();
+mountPanels();

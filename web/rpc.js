@@ -1,0 +1,127 @@
+// The page's one connection to Python: a shared worker client for every panel.
+//
+//   import { call, ready, onBoot } from "./rpc.js";
+//   const v = await call("version");                         // → {tang, python, platform}
+//   const r = await call("orbit.step", {dt: 0.01}, {signal}); // AbortSignal cancels
+//
+// call() resolves with the handler's JSON result, or rejects with an RpcError
+// (err.type: the Python exception name, "Cancelled", "BootFailed", ...). Calls made before
+// Python is ready wait in the worker's queue. Cancelling a queued call drops it; cancelling a
+// running one interrupts Python when the page is cross-origin isolated (the server sends
+// COOP/COEP), and otherwise lets it finish and discards the answer.
+
+export class RpcError extends Error {
+  constructor({ type = "Error", message = "", traceback = "" } = {}) {
+    super(message || type);
+    this.name = "RpcError";
+    this.type = type;
+    this.traceback = traceback;
+  }
+}
+
+const base = new URL("./", import.meta.url).href;
+const worker = new Worker(new URL("./worker.js", import.meta.url), { type: "module" });
+const interrupt = globalThis.crossOriginIsolated
+  ? new Int32Array(new SharedArrayBuffer(8))
+  : null;
+if (interrupt) interrupt[1] = -1;
+
+const pending = new Map(); // id → {resolve, reject, cleanup}
+const listeners = new Set();
+let nextId = 1;
+let bootState = { stage: "runtime", progress: 0, detail: "" };
+
+let resolveReady, rejectReady;
+/** Resolves with {tang, python, pyodide, timings} once Python is up; rejects on boot failure. */
+export const ready = new Promise((res, rej) => {
+  resolveReady = res;
+  rejectReady = rej;
+});
+ready.catch(() => {}); // a failed boot is shown by the page; no unhandled rejection
+
+/** Subscribe to boot messages ({type: "stage" | "ready" | "error", ...}); returns unsubscribe. */
+export function onBoot(listener) {
+  listeners.add(listener);
+  listener(bootState);
+  return () => listeners.delete(listener);
+}
+
+function emit(msg) {
+  bootState = msg;
+  for (const l of listeners) l(msg);
+}
+
+/** True when a running call can be interrupted (SharedArrayBuffer available). */
+export const canInterrupt = interrupt !== null;
+
+worker.onmessage = ({ data }) => {
+  if (data.type === "stage") {
+    emit(data);
+  } else if (data.type === "ready") {
+    emit(data);
+    resolveReady(data);
+  } else if (data.type === "error") {
+    emit(data);
+    rejectReady(Object.assign(new Error(data.message), data));
+  } else if (data.type === "started") {
+    // nothing to do: the shared buffer says which call is running
+  } else if (pending.has(data.id)) {
+    const p = pending.get(data.id);
+    pending.delete(data.id);
+    p.cleanup();
+    if (data.ok) p.resolve(data.result);
+    else p.reject(new RpcError(data.error));
+  }
+};
+
+worker.onerror = (event) => {
+  event.preventDefault?.();
+  const error = {
+    type: "error",
+    stage: "runtime",
+    message: `The Python worker failed to load${event.message ? `: ${event.message}` : ""}.`,
+    hint: "Reload the page; if it persists, rebuild with `python build.py serve`. A browser " +
+      "without module workers (needs Chromium 80+, Firefox 114+, Safari 15+) cannot run tang.",
+  };
+  emit(error);
+  rejectReady(Object.assign(new Error(error.message), error));
+  for (const [id, p] of pending) {
+    pending.delete(id);
+    p.cleanup();
+    p.reject(new RpcError({ type: "BootFailed", message: error.message }));
+  }
+};
+
+worker.postMessage({ init: { base, interruptBuffer: interrupt } });
+
+/**
+ * Call a Python worker method. `params` must be JSON-able. Options: `signal` (AbortSignal)
+ * cancels; `timeout` (ms) cancels after that long.
+ */
+export function call(method, params = {}, { signal, timeout } = {}) {
+  const id = nextId++;
+  return new Promise((resolve, reject) => {
+    let timer = null;
+    const abort = (reason) => {
+      if (!pending.has(id)) return;
+      pending.delete(id);
+      cleanup();
+      if (interrupt && Atomics.load(interrupt, 1) === id) Atomics.store(interrupt, 0, 2); // SIGINT
+      worker.postMessage({ cancel: id });
+      reject(new RpcError({ type: "Cancelled", message: reason }));
+    };
+    const onAbort = () => abort(`${method} was cancelled`);
+    const cleanup = () => {
+      if (timer) clearTimeout(timer);
+      signal?.removeEventListener("abort", onAbort);
+    };
+    if (signal?.aborted) {
+      reject(new RpcError({ type: "Cancelled", message: `${method} was cancelled` }));
+      return;
+    }
+    pending.set(id, { resolve, reject, cleanup });
+    signal?.addEventListener("abort", onAbort, { once: true });
+    if (timeout) timer = setTimeout(() => abort(`${method} timed out after ${timeout} ms`), timeout);
+    worker.postMessage({ id, method, params });
+  });
+}

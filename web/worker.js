@@ -1,0 +1,106 @@
+// The page's only Python: a module worker that boots Pyodide and answers requests.
+//
+// page → worker
+//   {init: {base, interruptBuffer?}}   start booting (interruptBuffer: Int32Array on a
+//                                      SharedArrayBuffer; [0] = signal, [1] = running id)
+//   {id, method, params}               call demos.api method `method` with JSON params
+//   {cancel: id}                       drop a queued request, or cancel a running one
+// worker → page
+//   {type: "stage", stage, progress, detail}
+//   {type: "ready", tang, python, pyodide, timings}
+//   {type: "error", stage, message, hint}          boot failed
+//   {type: "started", id}                          request `id` is now running
+//   {id, ok: true, result} | {id, ok: false, error: {type, message, traceback?}}
+//
+// Requests run one at a time, in order. The worker never runs text from the page: it only
+// calls demos.api.dispatch(method, params_json).
+
+import { boot, BootError } from "./boot.js";
+
+let api = null; // demos.api, once booted
+let bootFailure = null;
+let interrupt = null; // Int32Array shared with the page, or null
+const queue = [];
+let running = null; // {id, future}
+
+const post = (msg) => self.postMessage(msg);
+
+function reply(id, ok, payload) {
+  post(ok ? { id, ok, result: payload } : { id, ok, error: payload });
+}
+
+const cancelled = (message) => ({ type: "Cancelled", message });
+
+self.onmessage = ({ data }) => {
+  if (data.init) {
+    start(data.init);
+  } else if ("cancel" in data) {
+    cancel(data.cancel);
+  } else if (data.id !== undefined) {
+    queue.push(data);
+    pump();
+  }
+};
+
+async function start({ base, interruptBuffer }) {
+  try {
+    const { pyodide, manifest, timings } = await boot({
+      base,
+      onStage: (s) => post({ type: "stage", ...s }),
+    });
+    if (interruptBuffer) {
+      interrupt = interruptBuffer;
+      pyodide.setInterruptBuffer(interrupt);
+    }
+    api = pyodide.pyimport("demos.api");
+    const python = pyodide.runPython("import sys; sys.version.split()[0]");
+    post({ type: "ready", tang: manifest.tang, python, pyodide: manifest.pyodide, timings });
+  } catch (err) {
+    bootFailure = err instanceof BootError ? err : new BootError("python", String(err?.message ?? err));
+    post({ type: "error", stage: bootFailure.stage, message: bootFailure.message, hint: bootFailure.hint });
+  }
+  pump();
+}
+
+function cancel(id) {
+  const i = queue.findIndex((r) => r.id === id);
+  if (i >= 0) {
+    queue.splice(i, 1);
+    reply(id, false, cancelled("cancelled before it started"));
+  } else if (running?.id === id && running.future) {
+    // Async work waiting on a promise: cancel the Python task. (Busy Python never lets this
+    // message in; the page interrupts it through the shared buffer instead.)
+    running.future.cancel();
+  }
+}
+
+async function pump() {
+  if (running || !queue.length) return;
+  if (bootFailure) {
+    for (const r of queue.splice(0)) {
+      reply(r.id, false, { type: "BootFailed", message: `Python did not start: ${bootFailure.message}` });
+    }
+    return;
+  }
+  if (!api) return; // still booting: requests wait in the queue
+  const request = queue.shift();
+  running = { id: request.id, future: null };
+  if (interrupt) {
+    Atomics.store(interrupt, 1, request.id);
+    Atomics.store(interrupt, 0, 0);
+  }
+  post({ type: "started", id: request.id });
+  try {
+    running.future = api.dispatch(request.method, JSON.stringify(request.params ?? {}));
+    const envelope = JSON.parse(await running.future);
+    reply(request.id, envelope.ok, envelope.ok ? envelope.result : envelope.error);
+  } catch (err) {
+    const isCancel = err?.type === "CancelledError" || /CancelledError|KeyboardInterrupt/.test(String(err));
+    reply(request.id, false, isCancel ? cancelled("cancelled while running") : { type: err?.type ?? "Error", message: String(err?.message ?? err) });
+  } finally {
+    running.future?.destroy?.();
+    if (interrupt) Atomics.store(interrupt, 1, -1);
+    running = null;
+    pump();
+  }
+}
