@@ -39,6 +39,7 @@ import shutil
 import subprocess
 import sys
 import tarfile
+import tempfile
 import time
 import zipfile
 from pathlib import Path
@@ -135,7 +136,12 @@ def compile_pyc(source, filename):
 compile_pyc
 `);
 for (const job of JSON.parse(readFileSync(jobsFile, "utf8"))) {
-  const pyc = compile(new Uint8Array(readFileSync(job.src)), job.filename);
+  let pyc;
+  try {
+    pyc = compile(new Uint8Array(readFileSync(job.src)), job.filename);
+  } catch (err) {
+    continue; // not valid 3.14 source (left as .py: the import reports it, not the build)
+  }
   writeFileSync(job.out, pyc.toJs());
   pyc.destroy();
 }
@@ -161,6 +167,9 @@ WHEELS = {
         "e091cc3e99d2141a0ba2847328f5479b05d94a6635cb96148ccb3f34671bd8f5",
     ),
 }
+
+# Wheels shipped with bytecode added (big ones: Pyodide would compile them on every import).
+PRECOMPILE = ("sympy", "mpmath")
 
 APT_PACKAGES = (
     "chromium",
@@ -403,7 +412,13 @@ def wheel_sources() -> list[tuple[str, Path]]:
     return files
 
 
-def compile_pyc(sources: list[tuple[str, Path]], runtime: Path, snapshot: Path) -> dict[str, Path]:
+def compile_pyc(
+    sources: list[tuple[str, Path]],
+    runtime: Path,
+    snapshot: Path,
+    quiet: bool = False,
+    label: str = "tang",
+) -> dict[str, Path]:
     """arc name of each .py -> its CPython 3.14 .pyc in .cache/pyc/ (cached by content)."""
     folder = CACHE / "pyc"
     folder.mkdir(parents=True, exist_ok=True)
@@ -419,7 +434,8 @@ def compile_pyc(sources: list[tuple[str, Path]], runtime: Path, snapshot: Path) 
         if not out.exists():
             jobs.append({"src": str(src), "filename": filename, "out": str(out)})
     if jobs:
-        log(f"compiling {len(jobs)} module(s) to CPython 3.14 bytecode with Pyodide under node")
+        if not quiet:
+            log(f"compiling {len(jobs)} module(s) of {label} to CPython 3.14 bytecode (Pyodide)")
         script = CACHE / "compile-pyc.mjs"
         script.write_text(PYC_SCRIPT)
         jobs_file = CACHE / "pyc-jobs.json"
@@ -429,12 +445,55 @@ def compile_pyc(sources: list[tuple[str, Path]], runtime: Path, snapshot: Path) 
             what="compile tang to bytecode (runs Pyodide under node)",
             how="install Node.js 18 or newer (Debian: apt-get install nodejs)",
         )
-    return found
+    return {arc: pyc for arc, pyc in found.items() if pyc.exists()}
 
 
 def pyc_name(arc: str) -> str:
     folder, _, name = arc.rpartition("/")
     return f"{folder}/__pycache__/{name[:-3]}.cpython-314.pyc"
+
+
+def _wheel_bytes(entries: list[tuple[str, bytes]], dist_info: str) -> bytes:
+    """A wheel (zip) of `entries` plus a fresh RECORD, with fixed timestamps."""
+    entries = [(arc, data) for arc, data in entries if arc != f"{dist_info}/RECORD"]
+    record = "".join(f"{arc},{_record_hash(data)},{len(data)}\n" for arc, data in entries)
+    record += f"{dist_info}/RECORD,,\n"
+    entries.append((f"{dist_info}/RECORD", record.encode()))
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        for arc, data in entries:
+            info = zipfile.ZipInfo(arc, ZIP_EPOCH)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.external_attr = 0o644 << 16
+            zf.writestr(info, data)
+    return buf.getvalue()
+
+
+def precompile_wheel(src: Path, runtime: Path, snapshot: Path) -> Path:
+    """`src` with CPython 3.14 bytecode added and its tests left out (cached in
+    .cache/wheels-pyc/)."""
+    out = CACHE / "wheels-pyc" / src.name
+    stamp = out.with_suffix(".source-sha256")
+    digest = _cached_sha256(src)
+    if out.exists() and stamp.exists() and stamp.read_text() == digest:
+        return out
+    (CACHE / "wheels-pyc").mkdir(parents=True, exist_ok=True)
+    unpacked = Path(tempfile.mkdtemp(prefix="unpacked-", dir=CACHE / "wheels-pyc"))
+    with zipfile.ZipFile(src) as zf:
+        names = zf.namelist()
+        zf.extractall(unpacked)
+    dist_info = next(n.split("/")[0] for n in names if n.split("/")[0].endswith(".dist-info"))
+    names = [n for n in names if "/tests/" not in n]  # as Pyodide does: tests stay out
+    sources = [(n, unpacked / n) for n in names if n.endswith(".py")]
+    pycs = compile_pyc(sources, runtime, snapshot, quiet=False, label=src.name)
+    entries = [(n, (unpacked / n).read_bytes()) for n in names if not n.endswith("/")]
+    entries += [(pyc_name(arc), pyc.read_bytes()) for arc, pyc in sorted(pycs.items())]
+    tmp = out.with_suffix(".tmp")
+    tmp.write_bytes(_wheel_bytes(entries, dist_info))
+    tmp.replace(out)
+    stamp.write_text(digest)
+    shutil.rmtree(unpacked, ignore_errors=True)
+    return out
 
 
 def build_tang_wheel(out_dir: Path, pycs: dict[str, Path] | None = None) -> Path:
@@ -458,17 +517,7 @@ def build_tang_wheel(out_dir: Path, pycs: dict[str, Path] | None = None) -> Path
         ),
         (f"{dist_info}/top_level.txt", b"demos\ntang\n"),
     ]
-    record = "".join(f"{arc},{_record_hash(data)},{len(data)}\n" for arc, data in entries)
-    record += f"{dist_info}/RECORD,,\n"
-    entries.append((f"{dist_info}/RECORD", record.encode()))
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
-        for arc, data in entries:
-            info = zipfile.ZipInfo(arc, ZIP_EPOCH)
-            info.compress_type = zipfile.ZIP_DEFLATED
-            info.external_attr = 0o644 << 16
-            zf.writestr(info, data)
-    data = buf.getvalue()
+    data = _wheel_bytes(entries, dist_info)
     out_dir.mkdir(parents=True, exist_ok=True)
     if not path.exists() or path.read_bytes() != data:
         path.write_bytes(data)
@@ -501,10 +550,31 @@ def _tree(folder: Path) -> list[tuple[str, Path]]:
     ]
 
 
+@contextlib.contextmanager
+def _build_lock():
+    """One build at a time per cache folder (tests and a dev server may build at once)."""
+    CACHE.mkdir(parents=True, exist_ok=True)
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: no lock
+        yield
+        return
+    with open(CACHE / "build.lock", "w") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
 def build(out: Path = DIST, with_tests: bool = False, quiet: bool = False) -> dict:
     """Make the static site in `out`; returns the manifest. Cheap when nothing changed."""
+    with _build_lock():
+        return _build(Path(out), with_tests, quiet)
+
+
+def _build(out: Path, with_tests: bool, quiet: bool) -> dict:
     started = time.perf_counter()
-    out = Path(out)
     runtime = fetch_pyodide()
     wheels = fetch_wheels()
     placed: set[str] = set()
@@ -521,6 +591,8 @@ def build(out: Path = DIST, with_tests: bool = False, quiet: bool = False) -> di
     place("pyodide/snapshot.bin", snapshot)
     wheel_files = {}
     for name, path in wheels.items():
+        if name in PRECOMPILE:
+            path = precompile_wheel(path, runtime, snapshot)
         place(f"wheels/{path.name}", path)
         wheel_files[name] = f"wheels/{path.name}"
     tang_whl = build_tang_wheel(

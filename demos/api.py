@@ -22,6 +22,9 @@ time one of its methods is called, and registers its handlers at import time::
         ...
 
 Methods without a dot (``version``, ``ping``, ``methods``) live here.
+
+Packages beyond tang (sympy) ship with the site but are not installed at boot; a handler
+that needs one awaits ``require("sympy")`` first (micropip, from the site, once).
 """
 
 from __future__ import annotations
@@ -42,6 +45,11 @@ _HANDLERS: dict[str, Handler] = {}
 
 # prefix -> module, for the modules whose name is not simply demos.<prefix>.
 PROVIDERS: dict[str, str] = {}
+
+# Where the page's wheels are (set by the worker at boot): {"base": url, "wheels": {name: path}}
+SITE: dict[str, Any] = {"base": "", "wheels": {}}
+# Wheels that must be installed before another one (micropip runs with deps=False: offline).
+WHEEL_DEPENDS = {"sympy": ("mpmath",)}
 
 
 class UnknownMethod(LookupError):
@@ -134,6 +142,33 @@ def dispatch(method: str, params_json: str = "{}") -> asyncio.Future[str]:
     return asyncio.ensure_future(dispatch_json(method, params_json))
 
 
+def configure_site(base: str, wheels_json: str) -> None:
+    """Called once by the worker: the site URL and manifest["wheels"]."""
+    SITE["base"] = base
+    SITE["wheels"] = json.loads(wheels_json)
+
+
+async def require(*names: str) -> None:
+    """Install packages shipped with the site (e.g. ``"sympy"``) unless already importable."""
+    wanted: list[str] = []
+    for name in names:
+        for dep in (*WHEEL_DEPENDS.get(name, ()), name):
+            if dep not in wanted and importlib.util.find_spec(dep) is None:
+                wanted.append(dep)
+    if not wanted:
+        return
+    missing = [n for n in wanted if n not in SITE["wheels"]]
+    if missing:
+        raise ModuleNotFoundError(f"the site ships no wheel for {', '.join(missing)}")
+    import micropip  # installed (not imported) at boot
+
+    urls = [SITE["base"] + SITE["wheels"][n] for n in wanted]
+    await micropip.install(urls, deps=False)
+    importlib.invalidate_caches()
+    for name in wanted:
+        importlib.import_module(name)  # a failed install can be silent: prove it
+
+
 # ---------------------------------------------------------------------------------------------
 # built-in methods
 
@@ -160,6 +195,15 @@ def ping(payload: Any = None) -> Any:
 def methods() -> list[str]:
     """The methods registered so far (modules not yet imported are not listed)."""
     return sorted(_HANDLERS)
+
+
+@handler("packages.require")
+async def packages_require(names: list[str]) -> dict[str, str]:
+    """Install site packages by name (see ``require``); returns their versions."""
+    await require(*names)
+    from importlib import metadata
+
+    return {name: metadata.version(name) for name in names}
 
 
 @handler("sleep")

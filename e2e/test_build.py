@@ -21,9 +21,9 @@ import tang
 
 
 def test_tang_wheel_is_reproducible_and_complete(tmp_path):
-    pycs = build.compile_pyc(
-        build.wheel_sources(), build.fetch_pyodide(), build.make_snapshot(build.fetch_pyodide())
-    )
+    with build._build_lock():
+        runtime = build.fetch_pyodide()
+        pycs = build.compile_pyc(build.wheel_sources(), runtime, build.make_snapshot(runtime))
     a = build.build_tang_wheel(tmp_path / "a", pycs)
     b = build.build_tang_wheel(tmp_path / "b", pycs)
     assert a.read_bytes() == b.read_bytes()

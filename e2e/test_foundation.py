@@ -37,6 +37,16 @@ def test_errors_come_back_as_errors(tang_page: TangPage):
     assert tang_page.call("ping", {"payload": {"a": [1, 2.5, None]}}) == {"a": [1, 2.5, None]}
 
 
+def test_site_packages_install_on_demand_offline(tang_page: TangPage):
+    # sympy ships with the site (precompiled, with mpmath < 1.4) and installs only when asked
+    assert tang_page.call("packages.require", {"names": ["sympy"]}, timeout_ms=120_000) == {
+        "sympy": "1.14.0"
+    }
+    assert tang_page.call("packages.require", {"names": ["mpmath"]}) == {"mpmath": "1.3.0"}
+    with pytest.raises(RuntimeError, match="ships no wheel"):
+        tang_page.call("packages.require", {"names": ["numpy"]})
+
+
 def test_cancel_queued_and_running_calls(tang_page: TangPage):
     out = tang_page.page.evaluate(
         """async () => {

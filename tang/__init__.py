@@ -3,6 +3,7 @@
 __version__ = "0.1.0"
 
 # public API: number-generic math, dual numbers, tracing, gradients, simplification, parsing
+from . import lower as lower  # tang.lower(outputs, inputs, backend): print code; .BACKENDS
 from .dual import Dual as Dual
 from .dual import Tangents as Tangents
 from .expr.graph import Graph as Graph
@@ -31,6 +32,7 @@ from .scalar import lt as lt
 from .scalar import max as max
 from .scalar import min as min
 from .scalar import pow as pow
+from .scalar import recip as recip
 from .scalar import sigmoid as sigmoid
 from .scalar import sin as sin
 from .scalar import sqrt as sqrt

@@ -9,19 +9,41 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import math
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import Any, NoReturn
 
 # One line per subcommand module (each has ``register(subparsers)``).
 SUBCOMMANDS: list[str] = [
     "tang.expr.cli",  # eval
     "tang.gpu.cli",  # run
+    "tang.lower.cli",  # kernel
 ]
 
 
 class BadInput(Exception):
     """Raised by a subcommand for input it cannot use; becomes exit status 2."""
+
+
+def expression_command(subparsers: Any, name: str, help: str) -> argparse.ArgumentParser:
+    """A subcommand parser whose first argument is one expression (``f(x, y) = …`` too)."""
+    p = subparsers.add_parser(
+        name,
+        help=help,
+        description=help + ". An expression starting with '-' goes after '--', options first.",
+    )
+    p.add_argument("expr", help="e.g. 'sin(x)*y' or 'f(x, y) = x^2 + y'")
+    return p
+
+
+def json_number(v: float) -> float | str:
+    """A float for JSON: NaN and infinities, which JSON lacks, as "nan", "inf", "-inf"."""
+    if math.isnan(v):
+        return "nan"
+    if math.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    return v
 
 
 class _Parser(argparse.ArgumentParser):

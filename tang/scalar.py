@@ -129,7 +129,10 @@ def atan2(y: Number, x: Number) -> Number:
         return dual.atan2(y, x)
     if isinstance(y, _OPERANDS) and isinstance(x, _OPERANDS):
         return graph.atan2(y, x)
-    return y.atan2(x)
+    method = getattr(y, "atan2", None)
+    if method is None:
+        raise TypeError(f"tang.atan2 does not accept {type(y).__name__} and {type(x).__name__}")
+    return method(x)
 
 
 # ---------------------------------------------------------------------------------------

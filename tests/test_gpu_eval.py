@@ -12,6 +12,7 @@ import pytest
 import tang.gpu as gpu
 from tang.expr.parse import parse_graph
 from tang.gpu.batch import evaluate, plan, sample_points, with_gradient
+from tang.gpu.native import NativeDevice
 
 np = pytest.importorskip("numpy", reason="numpy is the f64 oracle for 2^20-point checks")
 from tang.gpu.numpy_eval import evaluate_numpy  # noqa: E402
@@ -78,7 +79,7 @@ def assert_close(got, ref, what, scale=None):
 @pytest.fixture(scope="module")
 def native():
     try:
-        return gpu.device("native", fallback=False)
+        return NativeDevice.open()  # its own: other tests release the shared one
     except gpu.NoDeviceError as exc:
         pytest.skip(f"no native GPU device here: {exc}")
 
@@ -189,7 +190,7 @@ def test_over_the_binding_limit_falls_back_to_the_cpu(native):
 
     g = parse_graph("x*y + 1", variables=("x", "y"))
     pts = sample_points(g.inputs, 1000)
-    small = gpu.native.NativeDevice.open()
+    small = NativeDevice.open()
     small.limits = dataclasses.replace(small.limits, max_storage_binding_size=4096)
     with pytest.raises(gpu.LimitError, match=r"the packed inputs \(src\) needs"):
         evaluate(g, pts, device=small)
@@ -203,7 +204,7 @@ def test_over_the_binding_limit_falls_back_to_the_cpu(native):
 def test_lost_device_falls_back_to_the_cpu():
     g = parse_graph("x - y", variables=("x", "y"))
     pts = sample_points(g.inputs, 100)
-    dev = gpu.native.NativeDevice.open()
+    dev = NativeDevice.open()
     dev.destroy()
     with pytest.raises(gpu.DeviceLostError):
         evaluate(g, pts, device=dev)

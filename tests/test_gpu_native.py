@@ -9,12 +9,13 @@ from array import array
 import pytest
 
 import tang.gpu as gpu
+from tang.gpu.native import NativeDevice
 
 
 @pytest.fixture(scope="module")
 def dev():
     try:
-        d = gpu.device("native", fallback=False, fresh=True)
+        d = NativeDevice.open()  # its own: other tests release the shared one
     except gpu.NoDeviceError as exc:
         pytest.skip(f"no native GPU device here: {exc}")
     return d
@@ -197,7 +198,7 @@ def test_lost_device_is_an_error_and_a_new_device_works():
 
 
 def test_device_lost_underneath_tang_is_reported(dev):
-    d = gpu.native.NativeDevice.open()
+    d = NativeDevice.open()
     y = d.empty(4)
     d._dev.destroy()  # lost behind tang's back, as a driver reset would
     with pytest.raises(gpu.DeviceLostError, match="lost"):
@@ -230,3 +231,12 @@ def test_recover_to_cpu_after_a_gpu_error(dev):
         assert isinstance(exc, gpu.ShaderError)
         got = on(gpu.device("cpu"))
     assert got.tolist() == array("f", [x * math.sin(x) for x in xs]).tolist()
+
+
+def test_released_buffers_cannot_be_used(dev):
+    buf = dev.buffer([1.0, 2.0])
+    assert dev.read(buf).tolist() == [1.0, 2.0]
+    buf.release()
+    buf.release()  # twice is fine
+    with pytest.raises(gpu.GPUError, match="this buffer was released"):
+        dev.read(buf)

@@ -33,7 +33,9 @@ def test_two_dimensional_dispatch_covers_every_item(gpu, backend):
     text = lower([x * 2.0 + y, x], ["x", "y"], backend).source
     code = tc.glslang_compile(text) if backend == "glsl" else text
     entry = "main" if backend == "glsl" else "f"
-    got = np.frombuffer(tc.run_wgpu(code, entry, xs.tobytes() + ys.tobytes(), n, 2, groups), np.float32)
+    got = np.frombuffer(
+        tc.run_wgpu(code, entry, xs.tobytes() + ys.tobytes(), n, 2, groups), np.float32
+    )
     assert np.array_equal(got[:n], xs * np.float32(2.0) + ys)  # exact: one f32 rounding
     assert np.array_equal(got[n:], xs)
 

@@ -115,9 +115,15 @@ def test_bad_programs_are_clear_errors():
 def test_shared_comparison_becomes_a_bool_temporary():
     c = g.lt(x, y)
     outs = [g.select(c, x, y), g.select(c, y * 2.0, 1.0)]
-    want = {"c": "const int t0 = x < y;", "wgsl": "let t0 = x < y;", "glsl": "bool t0 = x < y;",
-            "python": "t0 = x < y", "javascript": "const t0 = x < y;",
-            "metal": "const bool t0 = x < y;", "opencl": "const bool t0 = x < y;"}  # fmt: skip
+    want = {
+        "c": "const int t0 = x < y;",
+        "wgsl": "let t0 = x < y;",
+        "glsl": "bool t0 = x < y;",
+        "python": "t0 = x < y",
+        "javascript": "const t0 = x < y;",
+        "metal": "const bool t0 = x < y;",
+        "opencl": "const bool t0 = x < y;",
+    }
     for name, line in want.items():
         assert line in lower(outs, ["x", "y"], name).source, name
 
@@ -138,8 +144,17 @@ def test_select_argument_order_per_language():
 def test_parentheses_follow_float_evaluation_order():
     """Float + and * do not associate: at x=1e16, y=-1e16, z=1 the groupings differ, and
     the printed code (inlined, so precedence decides) must keep each one."""
-    outs = [(x + y) + z, x + (y + z), (x * y) * z, x * (y * z), x - (y - z), -(x * y),
-            g.recip(x * y + z), (x + y) * z, x * y + z]  # fmt: skip
+    outs = [
+        (x + y) + z,
+        x + (y + z),
+        (x * y) * z,
+        x * (y * z),
+        x - (y - z),
+        -(x * y),
+        g.recip(x * y + z),
+        (x + y) * z,
+        x * y + z,
+    ]
     at = {"x": 1e16, "y": -1e16, "z": 1.0}
     assert evaluate(outs[:2], at) == [1.0, 0.0]
     for out in outs:
@@ -148,8 +163,12 @@ def test_parentheses_follow_float_evaluation_order():
         ns: dict = {}
         exec(low.source, ns)
         assert ns["f"](*at.values()) == evaluate([out], at), low.source
-    for out, text in [(x - (y - z), "x - (y - z)"), (-(x * y), "-(x * y)"),
-                      (g.recip(x * y), "1.0 / (x * y)"), (-(-x), "-(-x)")]:  # fmt: skip
+    for out, text in [
+        (x - (y - z), "x - (y - z)"),
+        (-(x * y), "-(x * y)"),
+        (g.recip(x * y), "1.0 / (x * y)"),
+        (g.neg(g.neg(x)), "-(-x)"),
+    ]:
         assert f"dst[i] = {text};" in lower([out], ["x", "y", "z"], "c").source
 
 
@@ -169,8 +188,12 @@ def test_nan_and_inf_spellings():
         text = lower(outs, ["x"], name).source
         for s in spellings:
             assert s in text, (name, s)
-        assert "inf" not in re.sub(r"(_inf|INFINITY|Infinity|0x7f800000)", "", text.lower()), name
-    assert "__longlong_as_double(0x7ff0000000000000LL)" in lower(outs, ["x"], "cuda", dtype="f64").source
+        stores = "".join(ln for ln in text.splitlines() if "dst[" in ln)
+        assert "inf" not in re.sub(r"_inf|INFINITY|Infinity", "", stores).lower(), name
+    assert (
+        "__longlong_as_double(0x7ff0000000000000LL)"
+        in lower(outs, ["x"], "cuda", dtype="f64").source
+    )
 
 
 @settings(max_examples=300, deadline=None)
@@ -189,7 +212,9 @@ def test_f32_literals_are_exact_and_shortest(bits):
     text = shortest_f32(x32)
     assert np.float32(text) == np.float32(x32)  # reads back to the same f32
     digits = re.sub(r"e.*|[.\-]", "", text).strip("0")
-    numpy_digits = re.sub(r"e.*|[.\-]", "", np.format_float_scientific(np.float32(x32), unique=True)).strip("0")
+    numpy_digits = re.sub(
+        r"e.*|[.\-]", "", np.format_float_scientific(np.float32(x32), unique=True)
+    ).strip("0")
     assert len(digits) <= len(numpy_digits)  # as short as numpy's shortest round trip
     assert BACKENDS["wgsl"].literal(x32, "f32")[0] == text + "f"
     assert BACKENDS["glsl"].literal(x32, "f32")[0] == text
@@ -230,7 +255,7 @@ def test_output_names_cannot_break_out_of_a_comment():
 def test_a_200000_node_chain_schedules_prints_and_runs():
     """No recursion anywhere: not in the schedule, the printer, nor the printed code."""
     e = x
-    for k in range(200_000):
+    for k in range(133_334):  # 1.5 nodes a step
         e = e.sin() if k % 2 else e * 0.5 + y
     assert len(topo_order([e])) > 200_000
     low = lower([e], ["x", "y"], "python", shape="function")

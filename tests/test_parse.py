@@ -9,9 +9,9 @@ import pytest
 import tang
 from tang.expr import graph as g
 from tang.expr.parse import (
-    MAX_DEPTH,
-    MAX_LENGTH,
-    MAX_NODES,
+    LIMITS,
+    UNLIMITED,
+    Limits,
     ParseError,
     TooDeepError,
     TooLargeError,
@@ -280,35 +280,35 @@ def test_error_span_covers_the_word() -> None:
 
 
 def test_length_limit() -> None:
-    text = "x+" * (MAX_LENGTH // 2) + "x"
+    text = "x+" * (LIMITS.max_length // 2) + "x"
     with pytest.raises(TooLongError, match="too long") as info:
         parse(text)
-    assert info.value.column == MAX_LENGTH + 1
-    assert parse("x + 1", max_length=5) is parse("x+1")
+    assert info.value.column == LIMITS.max_length + 1
+    assert parse("x + 1", limits=Limits(max_length=5)) is parse("x+1")
     with pytest.raises(TooLongError):
-        parse("x + 1", max_length=4)
+        parse("x + 1", limits=Limits(max_length=4))
 
 
 def test_depth_limit() -> None:
-    ok = "(" * MAX_DEPTH + "x" + ")" * MAX_DEPTH
+    ok = "(" * LIMITS.max_depth + "x" + ")" * LIMITS.max_depth
     assert parse(ok) is g.var("x")
     with pytest.raises(TooDeepError, match="nested too deeply") as info:
-        parse("(" * (MAX_DEPTH + 1) + "x" + ")" * (MAX_DEPTH + 1))
-    assert info.value.column == MAX_DEPTH + 1
+        parse("(" * (LIMITS.max_depth + 1) + "x" + ")" * (LIMITS.max_depth + 1))
+    assert info.value.column == LIMITS.max_depth + 1
     with pytest.raises(TooDeepError):
-        parse("sin(" * (MAX_DEPTH + 1) + "x" + ")" * (MAX_DEPTH + 1))
+        parse("sin(" * (LIMITS.max_depth + 1) + "x" + ")" * (LIMITS.max_depth + 1))
 
 
 def test_node_limit() -> None:
-    terms = (MAX_NODES + 1) // 2 + 1
+    terms = (LIMITS.max_nodes + 1) // 2 + 1
     text = "+".join(["x"] * terms)
-    assert len(text) < MAX_LENGTH
+    assert len(text) < LIMITS.max_length
     with pytest.raises(TooLargeError, match="too large"):
         parse(text)
     x = g.var("x")
-    assert parse("x+x+x", max_nodes=5) is (x + x) + x
+    assert parse("x+x+x", limits=Limits(max_nodes=5)) is (x + x) + x
     with pytest.raises(TooLargeError):
-        parse("x+x+x", max_nodes=4)
+        parse("x+x+x", limits=Limits(max_nodes=4))
 
 
 def test_limits_are_distinct_types() -> None:
@@ -324,10 +324,9 @@ def test_huge_nesting_without_recursion() -> None:
     """With the limits raised, 30,000 levels (30× the recursion limit) parse: the parser
     keeps its own stacks."""
     n = 30_000
-    big = {"max_length": 10 * n, "max_depth": n + 1, "max_nodes": 10 * n}
-    assert parse("(" * n + "x" + ")" * n, **big) is g.var("x")
-    node = parse("-" * n + "x", **big)
+    assert parse("(" * n + "x" + ")" * n, limits=UNLIMITED) is g.var("x")
+    node = parse("-" * n + "x", limits=UNLIMITED)
     assert g.evaluate([node], POINT) == [X]
-    chain = parse("sin(" * n + "x" + ")" * n, **big)
+    chain = parse("sin(" * n + "x" + ")" * n, limits=UNLIMITED)
     assert chain.op == "sin"
     assert math.isclose(g.evaluate([chain], POINT)[0], math.sqrt(3 / n), rel_tol=2e-2)

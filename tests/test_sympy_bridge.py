@@ -94,6 +94,9 @@ SYMPY_EXPRESSIONS = [
     sp.Piecewise((X, sp.Ne(X, Y)), (Y, True)),
     sp.Piecewise((1, sp.Or(X < 0, Y < 0)), (2, True)),
     sp.Piecewise((X, sp.Not(sp.Eq(X, 2))), (5, True)),
+    sp.Piecewise((1, sp.And(X < 2, sp.Or(Y < 0, X < Y))), (2, True)),
+    sp.Piecewise((1, sp.Not(sp.And(X < 2, Y > 1.5))), (X, True)),
+    sp.Piecewise((X, sp.ITE(X > 1, Y > 2, Y < 0)), (-Y, True)),
     sp.Piecewise((X, X > 0)),  # undefined elsewhere: nan
     sp.Min(X, Y, 1) + sp.Max(X, -Y),
     sp.sqrt(X) + X**-3 + 2**X + sp.Rational(1, 3),
@@ -101,6 +104,7 @@ SYMPY_EXPRESSIONS = [
     sp.tan(X) - sp.tanh(Y) + sp.atan2(Y, X),
     sp.atan(X) + sp.asin(Y / 4) * sp.acos(X / 4) - sp.sinh(X) / sp.cosh(Y),
     sp.erf(2) * X,  # a function tang lacks, of constants only: its value
+    sp.log(3) * X / sp.log(2) + sp.log(X + 1) / sp.log(2) * Y,
 ]
 POINTS = [(0.5, 1.5), (2.5, 2.0), (1.0, 3.0), (3.0, 4.0), (2.0, 2.0), (1.5, -1.0), (-0.7, 0.2)]
 
@@ -122,10 +126,10 @@ def test_errors_are_clear() -> None:
         from_sympy(sp.erf(X))
     with pytest.raises(ValueError, match="is a condition, not a number"):
         from_sympy(X < 1)
-    with pytest.raises(ValueError, match="not a real number"):
-        from_sympy(sp.I * X)
-    with pytest.raises(ValueError, match="nested And/Or"):
-        from_sympy(sp.Piecewise((1, sp.And(X < 0, sp.Or(Y < 0, X < Y))), (2, True)))
+    with pytest.raises(ValueError, match=r"Xor.*no tang equivalent"):
+        from_sympy(sp.Piecewise((1, sp.Xor(X < 0, Y < 0)), (2, True)))
+    # a number that is not real becomes nan, like tang's own sqrt(-1)
+    assert math.isnan(g.evaluate([from_sympy(sp.I * X)], {"x": 1.0})[0])
 
 
 def test_without_sympy_the_error_says_how_to_get_it(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -175,7 +179,7 @@ def _all_values(node: g.Node, point: dict[str, float]) -> tuple[float, float]:
     return values[-1], max(abs(v) for v in numbers)
 
 
-@settings(max_examples=120, deadline=None, derandomize=True)
+@settings(max_examples=80, deadline=None, derandomize=True)
 @given(st.recursive(_leaves, _extend, max_leaves=10))
 def test_round_trip_keeps_values(node: g.Node) -> None:
     back = from_sympy(to_sympy(node))

@@ -10,17 +10,16 @@ from hypothesis import strategies as st
 
 import tang
 from tang.expr import graph as g
-from tang.expr.parse import parse, parse_graph
+from tang.expr.parse import UNLIMITED, parse, parse_graph
 from tang.expr.text import literal, to_text
 
 # Variables made here, in this order, so that canonical (serial) order is known below.
 A, B, C = g.var("ta"), g.var("tb"), g.var("tc")
 NAMES = ("ta", "tb", "tc")
-BIG = {"max_length": 10**7, "max_depth": 10**6, "max_nodes": 10**7}
 
 
 def back(node: g.Node) -> g.Node:
-    return parse(to_text(node), NAMES, **BIG)
+    return parse(to_text(node), NAMES, limits=UNLIMITED)
 
 
 # ------------------------------------------------------------------------------------------
@@ -150,7 +149,7 @@ graphs = st.recursive(_leaves, _extend, max_leaves=24)
 @given(graphs)
 def test_parse_reads_back_printed_graphs(node: g.Node) -> None:
     text = to_text(node)
-    assert parse(text, NAMES, **BIG) is node, text
+    assert parse(text, NAMES, limits=UNLIMITED) is node, text
 
 
 @settings(max_examples=100, deadline=None)

@@ -24,8 +24,14 @@ from pathlib import Path
 from tang.expr.graph import PRIMITIVES, Node, topo_order
 from tang.lower.base import to_f32
 
-GCC_FLAGS = ["-std=c99", "-O2", "-Wall", "-Werror", "-fsanitize=address,undefined",
-             "-fno-sanitize-recover=all"]  # fmt: skip
+GCC_FLAGS = [
+    "-std=c99",
+    "-O2",
+    "-Wall",
+    "-Werror",
+    "-fsanitize=address,undefined",
+    "-fno-sanitize-recover=all",
+]
 NVCC = shutil.which("nvcc") or "/usr/local/bin/nvcc"
 LAVAPIPE = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json"
 
@@ -87,9 +93,14 @@ int main(void) {{
 
 
 def compile_and_run(
-    source: str, stdin: bytes, *, compiler: str = "gcc", flags: Sequence[str] = GCC_FLAGS,
-    suffix: str = ".c", include: dict[str, str] | None = None,
-) -> bytes:  # fmt: skip
+    source: str,
+    stdin: bytes,
+    *,
+    compiler: str = "gcc",
+    flags: Sequence[str] = GCC_FLAGS,
+    suffix: str = ".c",
+    include: dict[str, str] | None = None,
+) -> bytes:
     """Compile one translation unit (plus header files ``include``) and run it."""
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / f"k{suffix}"
@@ -105,16 +116,23 @@ def compile_and_run(
         return proc.stdout
 
 
-def run_c_kernel(source: str, name: str, src: Sequence[float], n: int, n_out: int,
-                 dtype: str = "f64") -> array:  # fmt: skip
+def run_c_kernel(
+    source: str, name: str, src: Sequence[float], n: int, n_out: int, dtype: str = "f64"
+) -> array:
     """Compile a C kernel with gcc (sanitizers on) and run it over ``n`` items."""
     ty = "double" if dtype == "f64" else "float"
     main = _driver(f"{name}(src, dst, {n})", ty, len(src), n_out * n)
     return _floats(compile_and_run(source + main, _pack(src, dtype)), dtype)
 
 
-def run_c_functions(source: str, names: Sequence[str], points: Sequence[float], n_in: int,
-                    n_out: int, dtype: str = "f64") -> array:  # fmt: skip
+def run_c_functions(
+    source: str,
+    names: Sequence[str],
+    points: Sequence[float],
+    n_in: int,
+    n_out: int,
+    dtype: str = "f64",
+) -> array:
     """Call each C function ``names[k](in_0, …, out)`` at every point (``points`` holds
     ``n_in`` values per point) and return outputs ordered function, point, output."""
     ty = "double" if dtype == "f64" else "float"
@@ -122,7 +140,9 @@ def run_c_functions(source: str, names: Sequence[str], points: Sequence[float], 
     args = ", ".join(f"src[p * {n_in} + {k}]" for k in range(n_in))
     # calls go through a volatile table, so gcc compiles each function on its own instead
     # of inlining all of them into one enormous main()
-    table = f"static void (*volatile fns[])({', '.join([ty] * n_in)}, {ty} *) = {{{', '.join(names)}}};"
+    table = (
+        f"static void (*volatile fns[])({', '.join([ty] * n_in)}, {ty} *) = {{{', '.join(names)}}};"
+    )
     call = (
         f"for (int k = 0; k < {len(names)}; ++k)\n"
         f"        for (int p = 0; p < {n}; ++p) fns[k]({args}, dst + (k * {n} + p) * {n_out})"
@@ -131,8 +151,9 @@ def run_c_functions(source: str, names: Sequence[str], points: Sequence[float], 
     return _floats(compile_and_run(source + main, _pack(points, dtype)), dtype)
 
 
-def run_js_functions(source: str, names: Sequence[str], points: Sequence[float], n_in: int,
-                     n_out: int) -> array:  # fmt: skip
+def run_js_functions(
+    source: str, names: Sequence[str], points: Sequence[float], n_in: int, n_out: int
+) -> array:
     """Like ``run_c_functions`` for JavaScript functions that return their outputs."""
     n = len(points) // n_in
     args = ", ".join(f"src[p * {n_in} + {k}]" for k in range(n_in))
@@ -181,15 +202,30 @@ CXX_FLAGS = ["-std=c++17", "-O0", "-Wall", "-Werror", "-Wno-attributes"]
 def run_metal_as_cpp(source: str, name: str, src: Sequence[float], n: int, n_out: int) -> array:
     """Metal has no compiler here: compile the kernel as C++ against METAL_STDLIB (Metal's
     address-space words and ``precise::`` math) and run it once per item."""
-    call = f"for (uint i = 0; i < {n}u; ++i) {{ const uint count = {n}u; {name}(src, dst, count, i); }}"
+    call = (
+        f"const uint count = {n}u;\n    for (uint i = 0; i < count; ++i) {name}(src, dst, count, i)"
+    )
     main = _driver(call, "float", len(src), n_out * n)
-    out = compile_and_run(source + main, _pack(src, "f32"), compiler="g++", flags=CXX_FLAGS,
-                          suffix=".cpp", include={"metal_stdlib": METAL_STDLIB})  # fmt: skip
+    out = compile_and_run(
+        source + main,
+        _pack(src, "f32"),
+        compiler="g++",
+        flags=CXX_FLAGS,
+        suffix=".cpp",
+        include={"metal_stdlib": METAL_STDLIB},
+    )
     return _floats(out, "f32")
 
 
-def run_cuda_as_cpp(source: str, name: str, src: Sequence[float], n: int, n_out: int,
-                    dtype: str = "f32", block: int = 64) -> array:  # fmt: skip
+def run_cuda_as_cpp(
+    source: str,
+    name: str,
+    src: Sequence[float],
+    n: int,
+    n_out: int,
+    dtype: str = "f32",
+    block: int = 64,
+) -> array:
     """Run a CUDA kernel's source on the host (g++ and CUDA_PRELUDE), thread by thread."""
     ty = "double" if dtype == "f64" else "float"
     blocks = (n + block - 1) // block
@@ -200,8 +236,13 @@ def run_cuda_as_cpp(source: str, name: str, src: Sequence[float], n: int, n_out:
         f"            {name}(src, dst, {n}u)"
     )
     main = _driver(call, ty, len(src), n_out * n)
-    out = compile_and_run(CUDA_PRELUDE + source + main, _pack(src, dtype), compiler="g++",
-                          flags=CXX_FLAGS, suffix=".cpp")  # fmt: skip
+    out = compile_and_run(
+        CUDA_PRELUDE + source + main,
+        _pack(src, dtype),
+        compiler="g++",
+        flags=CXX_FLAGS,
+        suffix=".cpp",
+    )
     return _floats(out, dtype)
 
 
@@ -210,8 +251,72 @@ def nvcc_compile(source: str, *, arch: str = "sm_80") -> None:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "k.cu"
         path.write_text(source)
-        _run([NVCC, f"-arch={arch}", "-Werror", "all-warnings", "-c", str(path), "-o",
-              str(Path(tmp) / "k.o")], cwd=tmp)  # fmt: skip
+        _run(
+            [
+                NVCC,
+                f"-arch={arch}",
+                "-Werror",
+                "all-warnings",
+                "-c",
+                str(path),
+                "-o",
+                str(Path(tmp) / "k.o"),
+            ],
+            cwd=tmp,
+        )
+
+
+class NoCudaDevice(ToolchainError):
+    """nvcc built the program, but this machine has no CUDA device to run it on."""
+
+
+CUDA_DRIVER = """
+#include <cstdio>
+#include <cuda_runtime.h>
+#define CHECK(call) do {{ cudaError_t e = (call); if (e != cudaSuccess) {{ \\
+    fprintf(stderr, "%s\\n", cudaGetErrorString(e)); \\
+    return e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver ? 6 : 5; }} }} while (0)
+int main(void) {{
+    static {ty} src[{n_src}], dst[{n_dst}];
+    if (fread(src, sizeof({ty}), {n_src}, stdin) != {n_src}) return 3;
+    {ty} *d_src, *d_dst;
+    CHECK(cudaMalloc(&d_src, sizeof src));
+    CHECK(cudaMalloc(&d_dst, sizeof dst));
+    CHECK(cudaMemcpy(d_src, src, sizeof src, cudaMemcpyHostToDevice));
+    {name}<<<({n} + 63) / 64, 64>>>(d_src, d_dst, {n}u);
+    CHECK(cudaGetLastError());
+    CHECK(cudaMemcpy(dst, d_dst, sizeof dst, cudaMemcpyDeviceToHost));
+    if (fwrite(dst, sizeof({ty}), {n_dst}, stdout) != {n_dst}) return 4;
+    return 0;
+}}
+"""
+
+
+def run_cuda_on_gpu(
+    source: str, name: str, src: Sequence[float], n: int, n_out: int, dtype: str = "f32"
+) -> array:
+    """Build the kernel and a host driver with nvcc and run it on the GPU; raises
+    NoCudaDevice (after a successful build) where there is no CUDA device."""
+    ty = "double" if dtype == "f64" else "float"
+    driver = CUDA_DRIVER.format(ty=ty, n_src=max(1, len(src)), n_dst=n_out * n, name=name, n=n)
+    with tempfile.TemporaryDirectory() as tmp:
+        path, exe = Path(tmp) / "k.cu", Path(tmp) / "k.out"
+        path.write_text(source + driver)
+        _run(
+            [NVCC, "-arch=native" if _has_gpu() else "-arch=sm_80", str(path), "-o", str(exe)],
+            cwd=tmp,
+        )
+        proc = subprocess.run([str(exe)], input=_pack(src, dtype), capture_output=True, timeout=300)
+        if proc.returncode == 6:
+            raise NoCudaDevice(proc.stderr.decode().strip())
+        if proc.returncode != 0:
+            raise ToolchainError(f"CUDA program failed ({proc.returncode}): {proc.stderr.decode()}")
+        return _floats(proc.stdout, dtype)
+
+
+def _has_gpu() -> bool:
+    smi = shutil.which("nvidia-smi")
+    return smi is not None and subprocess.run([smi, "-L"], capture_output=True).returncode == 0
 
 
 def run_node(script: str, stdin: bytes) -> bytes:
@@ -287,8 +392,15 @@ def dispatch_size(n: int, per_group: int = 64, max_dim: int = 65535) -> tuple[in
     return gx, (groups + gx - 1) // gx, 1
 
 
-def run_wgpu(code: str | bytes, entry: str, src: Sequence[float] | bytes, n: int, n_out: int,
-             groups: tuple[int, int, int] | None = None, spare: int = 0) -> array:  # fmt: skip
+def run_wgpu(
+    code: str | bytes,
+    entry: str,
+    src: Sequence[float] | bytes,
+    n: int,
+    n_out: int,
+    groups: tuple[int, int, int] | None = None,
+    spare: int = 0,
+) -> array:
     """Run a compute shader (WGSL text, or SPIR-V bytes) with the kernel bindings: uniform
     n at 0, read-only src at 1, dst at 2 (zeroed, ``spare`` extra elements past the outputs,
     returned too). Raises ToolchainError for an invalid shader."""
@@ -299,12 +411,18 @@ def run_wgpu(code: str | bytes, entry: str, src: Sequence[float] | bytes, n: int
         module = device.create_shader_module(code=code)
         storage = {"type": wgpu.BufferBindingType.storage}
         entries = [
-            {"binding": 0, "visibility": wgpu.ShaderStage.COMPUTE,
-             "buffer": {"type": wgpu.BufferBindingType.uniform}},
-            {"binding": 1, "visibility": wgpu.ShaderStage.COMPUTE,
-             "buffer": {"type": wgpu.BufferBindingType.read_only_storage}},
+            {
+                "binding": 0,
+                "visibility": wgpu.ShaderStage.COMPUTE,
+                "buffer": {"type": wgpu.BufferBindingType.uniform},
+            },
+            {
+                "binding": 1,
+                "visibility": wgpu.ShaderStage.COMPUTE,
+                "buffer": {"type": wgpu.BufferBindingType.read_only_storage},
+            },
             {"binding": 2, "visibility": wgpu.ShaderStage.COMPUTE, "buffer": storage},
-        ]  # fmt: skip
+        ]
         layout = device.create_bind_group_layout(entries=entries)
         pipeline = device.create_compute_pipeline(
             layout=device.create_pipeline_layout(bind_group_layouts=[layout]),
@@ -314,16 +432,20 @@ def run_wgpu(code: str | bytes, entry: str, src: Sequence[float] | bytes, n: int
         raise ToolchainError(f"{type(err).__name__}: {err}") from err
     data = src if isinstance(src, bytes) else _pack(src, "f32")
     usage = wgpu.BufferUsage
-    params = device.create_buffer_with_data(data=array("I", [n, 0, 0, 0]).tobytes(),
-                                            usage=usage.UNIFORM)  # fmt: skip
+    params = device.create_buffer_with_data(
+        data=array("I", [n, 0, 0, 0]).tobytes(), usage=usage.UNIFORM
+    )
     src_buf = device.create_buffer_with_data(data=data or bytes(4), usage=usage.STORAGE)
     size = n_out * n + spare
     dst_buf = device.create_buffer(size=max(4, 4 * size), usage=usage.STORAGE | usage.COPY_SRC)
-    bind = device.create_bind_group(layout=layout, entries=[
-        {"binding": 0, "resource": {"buffer": params}},
-        {"binding": 1, "resource": {"buffer": src_buf}},
-        {"binding": 2, "resource": {"buffer": dst_buf}},
-    ])  # fmt: skip
+    bind = device.create_bind_group(
+        layout=layout,
+        entries=[
+            {"binding": 0, "resource": {"buffer": params}},
+            {"binding": 1, "resource": {"buffer": src_buf}},
+            {"binding": 2, "resource": {"buffer": dst_buf}},
+        ],
+    )
     encoder = device.create_command_encoder()
     cpass = encoder.begin_compute_pass()
     cpass.set_pipeline(pipeline)
@@ -352,8 +474,9 @@ def opencl_has_fp64() -> bool:
     return ctx is not None and "cl_khr_fp64" in ctx[0].devices[0].extensions
 
 
-def run_opencl(source: str, name: str, src: Sequence[float], n: int, n_out: int,
-               dtype: str = "f32") -> array:  # fmt: skip
+def run_opencl(
+    source: str, name: str, src: Sequence[float], n: int, n_out: int, dtype: str = "f32"
+) -> array:
     """Build an OpenCL kernel on the first device (PoCL here) and run it over ``n`` items."""
     import numpy as np
     import pyopencl as cl
@@ -398,11 +521,12 @@ KERNEL_RUNNERS = {
     "opencl": (("opencl",), run_opencl),
     "metal": (("g++",), lambda s, name, src, n, m, dtype: run_metal_as_cpp(s, name, src, n, m)),
     "cuda": (("g++",), _run_cuda),
-}  # fmt: skip
+}
 
 
-def run_kernel(backend: str, source: str, src, n: int, n_out: int, dtype: str,
-               name: str = "f") -> array:  # fmt: skip
+def run_kernel(
+    backend: str, source: str, src, n: int, n_out: int, dtype: str, name: str = "f"
+) -> array:
     """Run a kernel printed for ``backend`` with this machine's toolchain for it."""
     return KERNEL_RUNNERS[backend][1](source, name, src, n, n_out, dtype)
 
@@ -445,5 +569,5 @@ def evaluate_f32(outputs: Sequence[Node], values: dict[str, float]):
 
 
 def kind(v: float) -> str:
-    """"nan", "inf", "-inf" or "num": what must agree exactly between backends."""
+    """ "nan", "inf", "-inf" or "num": what must agree exactly between backends."""
     return "nan" if v != v else "inf" if v == math.inf else "-inf" if v == -math.inf else "num"

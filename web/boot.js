@@ -160,6 +160,9 @@ export async function boot({ base, onStage = () => {} }) {
     version = tang.__version__;
     tang.destroy();
     pyodide.pyimport("demos.api").destroy();
+    if (!pyodide.runPython("import importlib.util; importlib.util.find_spec('micropip') is not None")) {
+      throw new Error("micropip is not importable");
+    }
   } catch (err) {
     throw new BootError("tang", `tang is installed but does not import: ${lastLine(err)}`);
   }

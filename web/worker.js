@@ -53,6 +53,7 @@ async function start({ base, interruptBuffer }) {
       pyodide.setInterruptBuffer(interrupt);
     }
     api = pyodide.pyimport("demos.api");
+    api.configure_site(base, JSON.stringify(manifest.wheels));
     const python = pyodide.runPython("import sys; sys.version.split()[0]");
     post({ type: "ready", tang: manifest.tang, python, pyodide: manifest.pyodide, timings });
   } catch (err) {

@@ -10,22 +10,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 from typing import Any
 
-from ..cli import BadInput
+from ..cli import BadInput, expression_command, json_number
 
 HELP = "evaluate an expression (and its gradient) at a point"
 
 
 def register(subparsers: Any) -> None:
     """Add the ``eval`` subcommand."""
-    p = subparsers.add_parser(
-        "eval",
-        help=HELP,
-        description=HELP + ". An expression starting with '-' goes after '--', options first.",
-    )
-    p.add_argument("expr", help="e.g. 'sin(x)*y' or 'f(x, y) = x^2 + y'")
+    p = expression_command(subparsers, "eval", HELP)
     p.add_argument(
         "--at",
         action="append",
@@ -78,20 +72,12 @@ def run(args: argparse.Namespace) -> int:
     results = graph.eval(point)
     value, partials = results[0], dict(zip(graph.inputs, results[1:], strict=False))
     if args.json:
-        obj: dict[str, Any] = {"value": _json_number(value)}
+        obj: dict[str, Any] = {"value": json_number(value)}
         if args.grad:
-            obj["gradient"] = {k: _json_number(v) for k, v in partials.items()}
+            obj["gradient"] = {k: json_number(v) for k, v in partials.items()}
         print(json.dumps(obj, allow_nan=False))
     else:
         print(f"value = {value!r}")
         for name, d in partials.items():
             print(f"d/d{name} = {d!r}")
     return 0
-
-
-def _json_number(v: float) -> float | str:
-    if math.isnan(v):
-        return "nan"
-    if math.isinf(v):
-        return "inf" if v > 0 else "-inf"
-    return v

@@ -104,9 +104,9 @@ def backward(output: Node, wrt: Sequence[str]) -> list[Node]:
 
 def gradient(graph: Graph | Node, wrt: Sequence[str] | None = None) -> Graph:
     """The Graph of ``[value, ∂value/∂w for w in wrt]`` for a one-output graph (or a node);
-    ``wrt`` defaults to the graph's inputs (a node's variables, in first-reached order)."""
+    ``wrt`` defaults to the graph's inputs (a node's variables, sorted by name)."""
     if isinstance(graph, Node):
-        graph = Graph(variables([graph]), [graph])
+        graph = Graph(sorted(variables([graph])), [graph])
     if len(graph.outputs) != 1:
         raise ValueError(
             f"grad needs a graph with one output, this one has {len(graph.outputs)}; "

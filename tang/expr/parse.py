@@ -22,15 +22,27 @@ import difflib
 import functools
 import math
 import re
+import sys
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from . import graph as g
 from .graph import Node
 
 DEFAULT_VARIABLES: tuple[str, ...] = ("x", "y", "z")
-MAX_LENGTH = 10_000  # characters of text
-MAX_DEPTH = 64  # open parentheses and calls at once
-MAX_NODES = 4_000  # numbers, names and operations in the parse tree
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one parse may take: characters, open groups at once, parse-tree nodes."""
+
+    max_length: int = 10_000  # characters of text
+    max_depth: int = 64  # parentheses and calls open at once
+    max_nodes: int = 4_000  # numbers, names and operations
+
+
+LIMITS = Limits()
+UNLIMITED = Limits(sys.maxsize, sys.maxsize, sys.maxsize)  # for trusted text, e.g. to_text's
 
 CONSTANTS: dict[str, float] = {"pi": math.pi, "e": math.e, "inf": math.inf, "nan": math.nan}
 
@@ -69,13 +81,7 @@ def _unary(method: str) -> Callable[[Node], Node]:
 
 
 def _fold(fn: Callable[[Node, Node], Node]) -> Callable[..., Node]:
-    def build(*args: Node) -> Node:
-        result = args[0]
-        for a in args[1:]:
-            result = fn(result, a)
-        return result
-
-    return build
+    return lambda *args: functools.reduce(fn, args)
 
 
 FUNCTIONS: dict[str, tuple[int, int | None, Callable[..., Value]]] = {
@@ -218,8 +224,9 @@ _APPLY: dict[str, Callable[[Node, Node], Value]] = {
     "==": g.eq,
 }
 
-# operator-stack frames: (kind, text, start, end, extra)
+# operator-stack frames: (kind, text, start, end, where a call's arguments start in values)
 _F_BINARY, _F_UNARY, _F_PAREN, _F_CALL = 0, 1, 2, 3
+Frame = tuple[int, str, int, int, int]
 
 # an operand: (value, start, end, column of its comparison or 0 when it is a number)
 Operand = tuple[Value, int, int, int]
@@ -234,17 +241,14 @@ def parse(
     variables: Sequence[str] | None = None,
     *,
     definitions: bool = True,
-    max_length: int = MAX_LENGTH,
-    max_depth: int = MAX_DEPTH,
-    max_nodes: int = MAX_NODES,
+    limits: Limits = LIMITS,
 ) -> Node:
     """The graph node for ``text``; raises ParseError (with a column) for malformed text.
 
     ``variables`` are the names the text may use (default x, y, z). A leading
     ``f(a, b) = …`` declares them instead, unless ``definitions`` is False.
     """
-    limits = (max_length, max_depth, max_nodes)
-    return _Parser(text, variables, definitions, *limits).run()[0]
+    return _Parser(text, variables, definitions, limits).run()[0]
 
 
 def parse_graph(
@@ -252,14 +256,11 @@ def parse_graph(
     variables: Sequence[str] | None = None,
     *,
     definitions: bool = True,
-    max_length: int = MAX_LENGTH,
-    max_depth: int = MAX_DEPTH,
-    max_nodes: int = MAX_NODES,
+    limits: Limits = LIMITS,
 ) -> g.Graph:
     """Like ``parse``, but a one-output ``Graph`` whose inputs are the declared variables
     (from ``f(x, y) = …``) or else ``variables`` (default x, y, z) in order."""
-    limits = (max_length, max_depth, max_nodes)
-    node, inputs = _Parser(text, variables, definitions, *limits).run()
+    node, inputs = _Parser(text, variables, definitions, limits).run()
     return g.Graph(inputs, [node])
 
 
@@ -296,16 +297,15 @@ class _Parser:
         text: str,
         variables: Sequence[str] | None,
         definitions: bool,
-        max_length: int,
-        max_depth: int,
-        max_nodes: int,
+        limits: Limits,
     ) -> None:
         if not isinstance(text, str):
             raise TypeError(f"parse() needs a str, got {type(text).__name__}")
         self.text = text
         self.allowed = DEFAULT_VARIABLES if variables is None else _check_names(variables)
         self.definitions = definitions
-        self.max_depth, self.max_nodes = max_depth, max_nodes
+        self.max_depth, self.max_nodes = limits.max_depth, limits.max_nodes
+        max_length = limits.max_length
         if len(text) > max_length:
             raise TooLongError(
                 f"the expression is too long: {len(text)} characters "
@@ -314,7 +314,7 @@ class _Parser:
                 len(text),
             )
         self.tokens = _tokenize(text)
-        self.nodes = 0
+        self.nodes = self.depth = 0
 
     # -- helpers -------------------------------------------------------------------------
 
@@ -371,8 +371,7 @@ class _Parser:
         allowed_set = frozenset(allowed)
         toks = self.tokens
         values: list[Operand] = []
-        frames: list[tuple[int, str, int, int, int]] = []
-        depth = 0
+        frames: list[Frame] = []
         expect_operand = True
         i = first
         while True:
@@ -388,20 +387,14 @@ class _Parser:
                         self.check_function(word, start, end, allowed_set)
                         if toks[i + 2][1] == ")":
                             self.arity_error(word, start, end, 0)
-                        depth += 1
-                        if depth > self.max_depth:
-                            self.too_deep(start)
-                        frames.append((_F_CALL, word, start, end, len(values)))
+                        self.open(frames, (_F_CALL, word, start, end, len(values)))
                         i += 1  # the "(" is consumed with the name
                     else:
                         self.count(start)
                         values.append((self.name_value(word, start, end, allowed), start, end, 0))
                         expect_operand = False
                 elif word == "(":
-                    depth += 1
-                    if depth > self.max_depth:
-                        self.too_deep(start)
-                    frames.append((_F_PAREN, word, start, end, 0))
+                    self.open(frames, (_F_PAREN, word, start, end, 0))
                 elif word == "-" or word == "+":
                     frames.append((_F_UNARY, word, start, end, 0))
                 else:
@@ -424,39 +417,9 @@ class _Parser:
                     frames.append((_F_BINARY, word, start, end, 0))
                     expect_operand = True
                 elif word == ")" or word == "," or kind == _END:
-                    while frames and frames[-1][0] <= _F_UNARY:
-                        self.reduce(frames.pop(), values)
-                    if kind == _END:
-                        if frames:
-                            _, fname, fstart, _, _ = frames[-1]
-                            of = f" of '{fname}('" if frames[-1][0] == _F_CALL else ""
-                            raise self.error(
-                                f"unclosed '('{of} at column {fstart + 1} — add ')' at the end",
-                                fstart,
-                            )
+                    if self.close(tok, frames, values):
                         break
-                    if not frames:
-                        raise self.error(
-                            f"unbalanced '{word}' at column {start + 1}"
-                            + (" — commas separate a function's arguments" if word == "," else ""),
-                            start,
-                        )
-                    if word == ",":
-                        if frames[-1][0] != _F_CALL:
-                            raise self.error(
-                                f"unexpected ',' at column {start + 1} — commas separate "
-                                "a function's arguments, as in atan2(y, x)",
-                                start,
-                            )
-                        expect_operand = True
-                    else:
-                        frame = frames.pop()
-                        depth -= 1
-                        if frame[0] == _F_CALL:
-                            self.call(frame, values, end)
-                        else:
-                            v = values[-1]
-                            values[-1] = (v[0], frame[2], end, v[3])
+                    expect_operand = word == ","
                 elif word == "=":
                     hint = ", or start with a definition: f(x, y) = …" if self.definitions else ""
                     raise self.error(
@@ -464,9 +427,11 @@ class _Parser:
                     )
                 else:
                     prev = toks[i - 1]
+                    simple = kind != _OP and prev[0] != _OP
+                    hint = f" — did you mean '{prev[1]} * {word}'?" if simple else ""
                     raise self.error(
                         f"missing operator between '{prev[1]}' and '{word}' at column "
-                        f"{start + 1} — did you mean '{prev[1]} * {word}'?",
+                        f"{start + 1}{hint}",
                         start,
                         end,
                     )
@@ -475,6 +440,51 @@ class _Parser:
         if cmp_at:
             raise self.misplaced_comparison(cmp_at)
         return g.as_node(value), allowed  # type: ignore[arg-type]
+
+    # -- groups: parentheses and calls --------------------------------------------------
+
+    def open(self, frames: list[Frame], frame: Frame) -> None:
+        if self.depth >= self.max_depth:
+            raise TooDeepError(
+                f"the expression is nested too deeply: more than {self.max_depth} open "
+                f"parentheses at column {frame[2] + 1}",
+                frame[2] + 1,
+            )
+        self.depth += 1
+        frames.append(frame)
+
+    def close(self, tok: Token, frames: list[Frame], values: list[Operand]) -> bool:
+        """Handle ')', ',' or the end of input; True at a complete end."""
+        kind, word, start, end, _ = tok
+        while frames and frames[-1][0] <= _F_UNARY:
+            self.reduce(frames.pop(), values)
+        if kind == _END:
+            if frames:
+                _, name, fstart, _, _ = frames[-1]
+                of = f" of '{name}('" if frames[-1][0] == _F_CALL else ""
+                raise self.error(
+                    f"unclosed '('{of} at column {fstart + 1} — add ')' at the end", fstart
+                )
+            return True
+        if not frames:
+            commas = " — commas separate a function's arguments" if word == "," else ""
+            raise self.error(f"unbalanced '{word}' at column {start + 1}{commas}", start)
+        if word == ",":
+            if frames[-1][0] != _F_CALL:
+                raise self.error(
+                    f"unexpected ',' at column {start + 1} — commas separate "
+                    "a function's arguments, as in atan2(y, x)",
+                    start,
+                )
+            return False
+        frame = frames.pop()
+        self.depth -= 1
+        if frame[0] == _F_CALL:
+            self.call(frame, values, end)
+        else:
+            v = values[-1]
+            values[-1] = (v[0], frame[2], end, v[3])
+        return False
 
     # -- operands ------------------------------------------------------------------------
 
@@ -529,13 +539,6 @@ class _Parser:
             end,
         )
 
-    def too_deep(self, start: int) -> None:
-        raise TooDeepError(
-            f"the expression is nested too deeply: more than {self.max_depth} open "
-            f"parentheses at column {start + 1}",
-            start + 1,
-        )
-
     def arity_error(self, name: str, start: int, end: int, got: int) -> None:
         low, high, _ = FUNCTIONS[name]
         if high is None:
@@ -552,7 +555,7 @@ class _Parser:
 
     # -- applying operators --------------------------------------------------------------
 
-    def reduce(self, frame: tuple[int, str, int, int, int], values: list[Operand]) -> None:
+    def reduce(self, frame: Frame, values: list[Operand]) -> None:
         kind, word, start, end, _ = frame
         self.count(start)
         if kind == _F_UNARY:
@@ -577,7 +580,7 @@ class _Parser:
         cmp_at = start + 1 if is_comparison else 0
         values.append((result, astart, bend, cmp_at))
 
-    def call(self, frame: tuple[int, str, int, int, int], values: list[Operand], end: int) -> None:
+    def call(self, frame: Frame, values: list[Operand], end: int) -> None:
         _, name, start, name_end, base = frame
         args = values[base:]
         del values[base:]

@@ -104,60 +104,73 @@ BUILD: dict[str, Callable[..., Any]] = {
 }
 
 
-def _match(pattern: Pattern, node: Node, env: dict[str, Node], inner: list[Node]) -> bool:
-    """Match ``node`` against ``pattern``, extending ``env`` with bindings and ``inner`` with
-    the operation nodes matched. Recursion follows the pattern (three levels), not the graph."""
-    if isinstance(pattern, str):
-        if pattern[0] == "c" and node.op != "const":
-            return False
-        bound = env.get(pattern)
-        if bound is None:
-            env[pattern] = node
-            return True
-        return bound is node
-    if isinstance(pattern, Node):  # a constant (see _compile)
-        return node is pattern
-    if node.op != pattern[0]:
-        return False
-    subs = pattern[1:]
-    orders = (node.args, node.args[::-1]) if node.op in COMMUTATIVE else (node.args,)
-    for args in orders:
-        trial_env, trial_inner = dict(env), [*inner, node]
-        if all(_match(p, a, trial_env, trial_inner) for p, a in zip(subs, args, strict=True)):
-            env.update(trial_env)
-            inner[:] = trial_inner
-            return True
-    return False
+def _orderings(pattern: Pattern) -> list[Pattern]:
+    """Every way to read ``pattern`` with commutative operands in either order."""
+    if not isinstance(pattern, tuple):
+        return [pattern]
+    op, subs = pattern[0], pattern[1:]
+    combos: list[tuple[Pattern, ...]] = [()]
+    for sub in subs:
+        combos = [(*c, alt) for c in combos for alt in _orderings(sub)]
+    if op in COMMUTATIVE:
+        combos += [c[::-1] for c in combos if c[::-1] not in combos]
+    return [(op, *c) for c in combos]
 
 
-def _new_operations(result: Any, uses: dict[int, int]) -> int:
-    """How many operation nodes under ``result`` are not in the graph yet."""
+Step = tuple[tuple[int, ...], str, Any]  # (path of operand indices from the root, kind, data)
+
+
+def _steps(pattern: Pattern) -> list[Step]:
+    """A flat pattern as checks in breadth-first order (a parent's op before its operands)."""
+    steps: list[Step] = []
+    queue: list[tuple[tuple[int, ...], Pattern]] = [((), pattern)]
+    for path, p in queue:
+        if isinstance(p, tuple):
+            steps.append((path, "op", p[0]))
+            queue.extend(((*path, i), sub) for i, sub in enumerate(p[1:]))
+        elif isinstance(p, Node):
+            steps.append((path, "is", p))
+        else:
+            if p[0] == "c":
+                steps.append((path, "op", "const"))
+            steps.append((path, "bind", p))
+    return steps
+
+
+def _match(steps: list[Step], root: Node) -> tuple[dict[str, Node], list[Node]] | None:
+    """Bindings and matched operation nodes (root first), or None. No recursion at all."""
+    env: dict[str, Node] = {}
+    inner: list[Node] = []
+    for path, kind, data in steps:
+        node = root
+        for i in path:
+            node = node.args[i]
+        if kind == "op":
+            if node.op != data:
+                return None
+            if data != "const":
+                inner.append(node)
+        elif kind == "is":
+            if node is not data:
+                return None
+        else:
+            bound = env.setdefault(data, node)
+            if bound is not node:
+                return None
+    return env, inner
+
+
+def _new_operations(result: Any, present: dict[int, Any]) -> int:
+    """How many operation nodes under ``result`` are in neither graph yet."""
     count, stack, seen = 0, [result], set()
     while stack:
         n = stack.pop()
-        if not isinstance(n, Node) or id(n) in uses or id(n) in seen or not n.args:
+        if not isinstance(n, Node) or id(n) in present or id(n) in seen or not n.args:
             continue
         seen.add(id(n))
         count += 1
         stack.extend(n.args)
     return count
-
-
-def _apply(rules: list[Rule], node: Node, uses: dict[int, int]) -> Any:
-    """The first rule's rewrite of ``node`` that does not grow the DAG, or None. A rewrite
-    frees the root and every matched operation only it used; it may add as many."""
-    for pattern, rewrite in rules:
-        env: dict[str, Node] = {}
-        inner: list[Node] = []
-        if not _match(pattern, node, env, inner):
-            continue
-        result = rewrite(**{k: (v.value if k[0] == "c" else v) for k, v in env.items()})
-        if result is None:
-            continue
-        freed = 1 + sum(1 for n in inner[1:] if uses.get(id(n)) == 1)
-        if _new_operations(result, uses) <= freed:
-            return result
-    return None
 
 
 def _compile(pattern: Pattern) -> Pattern:
@@ -169,15 +182,73 @@ def _compile(pattern: Pattern) -> Pattern:
     return pattern
 
 
-def _index(rules: list[Rule]) -> dict[str, list[Rule]]:
-    """Rules by the op at the root of their pattern."""
-    table: dict[str, list[Rule]] = {}
-    for pattern, rewrite in rules:
-        table.setdefault(pattern[0], []).append((_compile(pattern), rewrite))
-    return table
+Compiled = tuple[list[Step], Callable[..., Any]]
 
 
-_TABLES = {True: _index(EXACT + FINITE), False: _index(EXACT)}
+class RuleSet:
+    """Rules compiled to flat checks (one per operand order), and looked up by the shape of
+    a node: its op, each operand's op (a constant stands for itself) and whether its two
+    operands are one node. Each node then meets only the few rules that can fit."""
+
+    def __init__(self, rules: list[Rule]) -> None:
+        self.rules: list[tuple[Pattern, Callable[..., Any]]] = [
+            (flat, rewrite) for p, rewrite in rules for flat in _orderings(_compile(p))
+        ]
+
+    def lookup(self) -> Callable[[Node], list[Compiled]]:
+        """A candidates function with its own cache (it holds constants: one per run)."""
+        by_shape: dict[tuple[Any, ...], list[Compiled]] = {}
+
+        def candidates(node: Node) -> list[Compiled]:
+            args = node.args
+            shape = (node.op, *[a if a.op == "const" else a.op for a in args])
+            if len(args) == 2 and args[0] is args[1]:
+                shape += (True,)
+            found = by_shape.get(shape)
+            if found is None:
+                found = [(_steps(p), rw) for p, rw in self.rules if _fits(p, shape)]
+                by_shape[shape] = found
+            return found
+
+        return candidates
+
+
+def _fits(pattern: Pattern, shape: tuple[Any, ...]) -> bool:
+    """Whether a node of this shape can match the (flat) pattern."""
+    subs = pattern[1:]
+    if pattern[0] != shape[0] or len(subs) + 1 > len(shape):
+        return False
+    for sub, key in zip(subs, shape[1:], strict=False):
+        if isinstance(sub, tuple):
+            if sub[0] != key:
+                return False
+        elif isinstance(sub, Node):
+            if sub is not key:
+                return False
+        elif sub[0] == "c" and not isinstance(key, Node):
+            return False
+    same = len(subs) == 2 and isinstance(subs[0], str) and subs[0] == subs[1]
+    return not same or shape[-1] is True
+
+
+def _apply(rules: list[Compiled], node: Node, uses: dict[int, int], present: dict) -> Any:
+    """The first rule's rewrite of ``node`` that does not grow the DAG, or None. A rewrite
+    frees the root and every matched operation only it used; it may add as many."""
+    for steps, rewrite in rules:
+        found = _match(steps, node)
+        if found is None:
+            continue
+        env, inner = found
+        result = rewrite(**{k: (v.value if k[0] == "c" else v) for k, v in env.items()})
+        if result is None:
+            continue
+        freed = 1 + sum(1 for n in inner[1:] if uses.get(id(n)) == 1)
+        if _new_operations(result, present) <= freed:
+            return result
+    return None
+
+
+_RULES = {True: RuleSet(EXACT + FINITE), False: RuleSet(EXACT)}
 
 
 def _use_counts(order: list[Node], outputs: list[Any]) -> dict[int, int]:
@@ -192,41 +263,44 @@ def _use_counts(order: list[Node], outputs: list[Any]) -> dict[int, int]:
     return uses
 
 
-def _rewrite_pass(outputs: list[Any], table: dict[str, list[Rule]]) -> list[Any]:
+def _rewrite_pass(outputs: list[Any], candidates: Callable[[Node], list[Compiled]]) -> list[Any]:
     """Rebuild every node over its rewritten operands, then rewrite it until no rule fits."""
     order = topo_order(o for o in outputs if isinstance(o, Node))
     uses = _use_counts(order, outputs)
+    present: dict[int, Any] = dict(zip(uses, order, strict=True))  # old graph, then new
     new: dict[int, Any] = {}
     for node in order:
         if not node.args:
             new[id(node)] = node
             continue
         args = [new[id(a)] for a in node.args]
-        if all(a is b for a, b in zip(args, node.args, strict=True)):
-            result: Any = node
-        else:
-            result = BUILD[node.op](*args)
-        for _ in range(16):  # rules shrink or canonicalize; the bound is a safety net
-            rules = table.get(result.op) if isinstance(result, Node) else None
-            if not rules:
+        result: Any = node
+        for a, b in zip(args, node.args, strict=True):
+            if a is not b:
+                result = BUILD[node.op](*args)
                 break
-            rewritten = _apply(rules, result, uses)
+        for _ in range(16):  # rules shrink or canonicalize; the bound is a safety net
+            if result.__class__ is not Node or not result.args:
+                break
+            fitting = candidates(result)
+            rewritten = _apply(fitting, result, uses, present) if fitting else None
             if rewritten is None:
                 break
             result = rewritten if isinstance(rewritten, (Node, bool)) else const(rewritten)
         new[id(node)] = result
+        present[id(result)] = result
     return [new[id(o)] if isinstance(o, Node) else o for o in outputs]
 
 
 def simplify(target: Graph | Node, *, assume_finite: bool = True, max_passes: int = 64) -> Any:
     """Rewrite to a fixpoint (see the module docstring for the two rule tables); returns the
     same kind it was given, a Graph or a Node."""
-    graph = target if isinstance(target, Graph) else Graph(variables([target]), [target])
-    table = _TABLES[bool(assume_finite)]
+    graph = target if isinstance(target, Graph) else Graph(sorted(variables([target])), [target])
+    candidates = _RULES[bool(assume_finite)].lookup()
     outputs: list[Any] = list(graph.outputs)
     with building():
         for _ in range(max_passes):
-            rewritten = _rewrite_pass(outputs, table)
+            rewritten = _rewrite_pass(outputs, candidates)
             if all(a is b for a, b in zip(rewritten, outputs, strict=True)):
                 break
             outputs = rewritten

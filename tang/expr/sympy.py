@@ -2,25 +2,29 @@
 
 sympy is imported inside the functions, so tang imports without it. Both walks keep an
 explicit stack (no recursion on expression depth), though sympy itself recurses when it
-builds or hashes very deep expressions. Primitives map one to one; exp2 is
-``2**a``, log2 is ``log(a, 2)``, select is ``Piecewise``. From sympy, exp/log/cos/tan/tanh
-/Abs/Min/Max become tang's rich functions, which decompose into the primitives.
+builds or hashes very deep expressions. Primitives map one to one: exp2 is ``2**a``, log2
+is ``log(a, 2)``, select is ``Piecewise``; a comparison with nan is ``false`` (as in IEEE).
+From sympy, exp/log/cos/tan/tanh/Abs/Min/Max/atan/… become tang's rich functions, Piecewise
+conditions (relations, Ne, Not, And, Or, ITE) become nested selects, and a number that is
+not real becomes nan (as tang's sqrt(-1) is).
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from . import graph as g
 from .graph import Node, topo_order
+from .parse import FUNCTIONS
 
 
 def _sympy() -> Any:
     try:
         import sympy
-    except ImportError:  # pragma: no cover - depends on the environment
+    except ImportError:
         raise ImportError(
             "the sympy bridge needs sympy: pip install sympy (tang itself does not)"
         ) from None
@@ -47,9 +51,9 @@ def to_sympy(item: Node | Iterable[Node], *, real: bool = True) -> Any:
         "exp2": lambda a: sp.Integer(2) ** a,
         "log2": lambda a: sp.log(a, 2),
         "atan2": sp.atan2,
-        "lt": sp.Lt,
-        "le": sp.Le,
-        "eq": lambda a, b: sp.Eq(a, b, evaluate=True),
+        "lt": _unless_nan(sp, sp.Lt),
+        "le": _unless_nan(sp, sp.Le),
+        "eq": _unless_nan(sp, sp.Eq),
         "select": lambda c, a, b: sp.Piecewise((a, c), (b, True)),
     }
     done: dict[int, Any] = {}
@@ -62,6 +66,11 @@ def to_sympy(item: Node | Iterable[Node], *, real: bool = True) -> Any:
             done[id(node)] = rules[node.op](*(done[id(a)] for a in node.args))
     result = [done[id(o)] for o in outputs]
     return result[0] if single else result
+
+
+def _unless_nan(sp: Any, relation: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    """A comparison with nan is false in tang (IEEE); sympy refuses to build one."""
+    return lambda a, b: sp.false if a is sp.nan or b is sp.nan else relation(a, b)
 
 
 def _sympy_number(sp: Any, v: float) -> Any:
@@ -77,22 +86,26 @@ def _sympy_number(sp: Any, v: float) -> Any:
 # ---------------------------------------------------------------------------------------
 # sympy → tang
 
+# sympy function class name -> the parser's function of the same meaning
+_SAME_AS_PARSER = {
+    "sin": "sin",
+    "cos": "cos",
+    "tan": "tan",
+    "exp": "exp",
+    "tanh": "tanh",
+    "atan2": "atan2",
+    "Abs": "abs",
+    "Min": "min",
+    "Max": "max",
+}
 # sympy function class name -> how to build it from converted arguments
 _FUNCTIONS: dict[str, Callable[..., Node]] = {
-    "sin": g.sin,
-    "cos": lambda a: g.as_node(a).cos(),
-    "tan": lambda a: g.as_node(a).tan(),
-    "exp": lambda a: g.as_node(a).exp(),
-    "tanh": lambda a: g.as_node(a).tanh(),
-    "atan2": g.atan2,
+    **{name: FUNCTIONS[ours][2] for name, ours in _SAME_AS_PARSER.items()},  # type: ignore[misc]
     "atan": lambda a: g.atan2(a, 1.0),
     "asin": lambda a: g.atan2(a, g.sqrt(1.0 - a * a)),
     "acos": lambda a: g.atan2(g.sqrt(1.0 - a * a), a),
     "sinh": lambda a: (g.as_node(a).exp() - (-a).exp()) * 0.5,
     "cosh": lambda a: (g.as_node(a).exp() + (-a).exp()) * 0.5,
-    "Abs": g.abs_,
-    "Min": lambda *a: _fold(g.minimum, a),
-    "Max": lambda *a: _fold(g.maximum, a),
 }
 _RELATIONS: dict[str, Callable[[Node, Node], Node | bool]] = {
     "StrictLessThan": g.lt,
@@ -103,20 +116,9 @@ _RELATIONS: dict[str, Callable[[Node, Node], Node | bool]] = {
 }
 
 
-def _fold(fn: Callable[[Node, Node], Node], args: tuple[Node, ...]) -> Node:
-    result = args[0]
-    for a in args[1:]:
-        result = fn(result, a)
-    return result
-
-
-class _Condition:
-    """A converted sympy boolean: ``all_of`` / ``any_of`` lists of (comparison, negated)."""
-
-    __slots__ = ("kind", "terms")
-
-    def __init__(self, kind: str, terms: list[tuple[Node | bool, bool]]) -> None:
-        self.kind, self.terms = kind, terms
+# A converted sympy boolean is a small tree of tuples: ("test", comparison node or bool),
+# ("not", c), ("and", (c, …)), ("or", (c, …)), ("ite", c, then, else).
+Condition = tuple
 
 
 def from_sympy(expr: Any) -> Node | list[Node]:
@@ -148,19 +150,19 @@ def from_sympy(expr: Any) -> Node | list[Node]:
 def _convert(sp: Any, e: Any, args: list[Any]) -> Any:
     """One sympy node from its already converted arguments."""
     if e is sp.true or e is sp.false:
-        return _Condition("all", [(bool(e), False)])
+        return ("test", bool(e))
     if e.is_Symbol:
         return g.var(e.name)
     if e.is_Atom:  # numbers and constants (pi, E, oo, nan, …)
         return g.const(_float(sp, e))
     name = type(e).__name__
     if e.is_Add:
-        return _fold(g.add, tuple(args))
+        return functools.reduce(g.add, args)
     if e.is_Mul:
         args = _log2_factor(sp, e, args)
         if e.args[0] == -1:  # -a is Mul(-1, a) in sympy
-            return g.neg(_fold(g.mul, tuple(args[1:])))
-        return _fold(g.mul, tuple(args))
+            return g.neg(functools.reduce(g.mul, args[1:]))
+        return functools.reduce(g.mul, args)
     if e.is_Pow:
         return _power(sp, e, args)
     if name == "log":
@@ -168,22 +170,15 @@ def _convert(sp: Any, e: Any, args: list[Any]) -> Any:
     if name in _FUNCTIONS:
         return _FUNCTIONS[name](*args)
     if name in _RELATIONS:
-        return _Condition("all", [(_RELATIONS[name](*args), False)])
+        return ("test", _RELATIONS[name](*args))
     if name == "Unequality":
-        return _Condition("all", [(g.eq(*args), True)])
-    if name in ("And", "Or"):
-        terms = []
-        for c in args:
-            if len(c.terms) != 1:
-                raise ValueError(f"nested And/Or in {e} is not supported")
-            terms.extend(c.terms)
-        return _Condition("all" if name == "And" else "any", terms)
+        return ("not", ("test", g.eq(*args)))
     if name == "Not":
-        (c,) = args
-        if len(c.terms) != 1:
-            raise ValueError(f"Not of And/Or in {e} is not supported")
-        cond, negated = c.terms[0]
-        return _Condition("all", [(cond, not negated)])
+        return ("not", args[0])
+    if name in ("And", "Or"):
+        return (name.lower(), tuple(args))
+    if name == "ITE":
+        return ("ite", *args)
     if name == "ExprCondPair":
         return tuple(args)
     if name == "Piecewise":
@@ -194,12 +189,13 @@ def _convert(sp: Any, e: Any, args: list[Any]) -> Any:
 
 
 def _float(sp: Any, e: Any) -> float:
+    """A sympy number as a float; nan for one that is not real (as tang's sqrt(-1) is)."""
     if e is sp.nan or e is sp.zoo:
         return math.nan
     try:
         return float(e)
-    except TypeError:
-        raise ValueError(f"{e} is not a real number") from None
+    except TypeError:  # a complex number
+        return math.nan
 
 
 def _power(sp: Any, e: Any, args: list[Node]) -> Node:
@@ -222,9 +218,10 @@ def _log2_factor(sp: Any, e: Any, args: list[Node]) -> list[Node]:
     k = factors.index(inverse)
     for j, f in enumerate(factors):
         if type(f).__name__ == "log" and len(f.args) == 1:
-            ln = args[j]  # converted as log2(u) * LN2
-            log2_u = next(a for a in ln.args if a.op == "log2")
-            return [a for i, a in enumerate(args) if i not in (j, k)] + [log2_u]
+            # converted as log2(u) * LN2 (or folded to a constant when u is a number)
+            log2_u = [a for a in args[j].args if a.op == "log2"]
+            if log2_u:
+                return [a for i, a in enumerate(args) if i not in (j, k)] + log2_u
     return args
 
 
@@ -235,18 +232,45 @@ def _log_base(args: list[Node]) -> Node:
     return g.div(x.log(), base.log())
 
 
-def _branch(cond: _Condition, a: Node, b: Node) -> Node:
-    """``a`` where ``cond`` holds, else ``b``, as nested selects (no recursion)."""
-    result = a if cond.kind == "all" else b
-    for test, negated in reversed(cond.terms):
-        hit, miss = (b, result) if negated else (result, b)
-        if cond.kind == "any":
-            hit, miss = (result, a) if negated else (a, result)
-        result = g.select(test, hit, miss)
-    return result
+def _branch(cond: Condition, a: Node, b: Node) -> Node:
+    """``a`` where ``cond`` holds, else ``b``, as nested selects (explicit task stack)."""
+    tasks: list[tuple] = [("branch", cond, a, b)]
+    out: list[Node] = []
+    while tasks:
+        task = tasks.pop()
+        if task[0] == "branch":
+            (kind, *parts), hit, miss = task[1], task[2], task[3]
+            if kind == "test":
+                out.append(g.select(parts[0], hit, miss))
+            elif kind == "not":
+                tasks.append(("branch", parts[0], miss, hit))
+            elif kind in ("and", "or"):
+                first, rest = parts[0][0], parts[0][1:]
+                if not rest:
+                    tasks.append(("branch", first, hit, miss))
+                    continue
+                # and: first ? (rest ? hit : miss) : miss    or: first ? hit : (rest ? …)
+                tasks.append(("then", kind, first, hit, miss))
+                tasks.append(("branch", (kind, rest), hit, miss))
+            else:  # ite: c ? (t ? hit : miss) : (f ? hit : miss)
+                c, then, other = parts
+                tasks.append(("ite", c))
+                tasks.append(("branch", other, hit, miss))
+                tasks.append(("branch", then, hit, miss))
+        elif task[0] == "then":
+            _, kind, first, hit, miss = task
+            inner = out.pop()
+            if kind == "and":
+                tasks.append(("branch", first, inner, miss))
+            else:
+                tasks.append(("branch", first, hit, inner))
+        else:
+            other, then = out.pop(), out.pop()
+            tasks.append(("branch", task[1], then, other))
+    return out.pop()
 
 
-def _piecewise(pairs: list[tuple[Node, _Condition]]) -> Node:
+def _piecewise(pairs: list[tuple[Node, Condition]]) -> Node:
     result: Node = g.const(math.nan)  # undefined where no condition holds
     for value, cond in reversed(pairs):
         result = _branch(cond, value, result)

@@ -1,10 +1,14 @@
 """Graph → infix text that ``tang.parse`` reads back to the very same node.
 
 Each primitive has one spelling (below); parentheses appear only where precedence needs
-them and constants print exactly (``repr``). The walk is an explicit stack, so a chain of
-any depth prints without recursion. Round trip: for every graph whose outputs are numbers
-(not bare comparisons) and whose variable names are identifiers the parser allows,
-``parse(to_text(n), variables) is n``. Shared subexpressions are repeated in the text.
+them and constants print exactly (``repr``; inf and nan by name). The walk is an explicit
+stack, so a chain of any depth prints without recursion.
+
+Round trip: for every number-valued node (not a bare comparison) whose variable names the
+parser accepts (identifiers other than built-in names),
+``parse(to_text(n), variables(n), limits=UNLIMITED) is n`` — the very node, because nodes
+are hash-consed and every primitive has a spelling that builds exactly it (recip, exp2 and
+log2 print as calls). Shared subexpressions are repeated in the text.
 """
 
 from __future__ import annotations

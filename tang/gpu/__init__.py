@@ -95,14 +95,15 @@ async def _open_async(kind: str) -> Device:
     return _open_sync(kind)
 
 
-def _pick(prefer: str | None, fallback: bool, fresh: bool) -> tuple[list[str], list[tuple]]:
+def _pick(prefer: str | None, fallback: bool, fresh: bool) -> list[str]:
+    """The backends to try, in order (forgetting their open devices when ``fresh``)."""
     order = _order(prefer)
     if not fallback:
         order = order[:1]
     if fresh:
         for kind in order:
             _open.pop(kind, None)
-    return order, []
+    return order
 
 
 def _chosen(kind: str, dev: Device, skipped: list[tuple[str, str]]) -> Device:
@@ -119,8 +120,8 @@ def _cached(kind: str) -> Device | None:
 def device(prefer: str | None = None, *, fallback: bool = True, fresh: bool = False) -> Device:
     """The best available device (``prefer`` first: "native", "browser" or "cpu"). Backends
     that fail are listed in ``.skipped``; with ``fallback=False`` their failure is raised."""
-    order, skipped = _pick(prefer, fallback, fresh)
-    for kind in order:
+    skipped: list[tuple[str, str]] = []
+    for kind in _pick(prefer, fallback, fresh):
         dev = _cached(kind)
         if dev is None:
             try:
@@ -138,8 +139,8 @@ async def device_async(
     prefer: str | None = None, *, fallback: bool = True, fresh: bool = False
 ) -> Device:
     """``device()``, awaitable: the spelling the page uses (WebGPU's adapter is a promise)."""
-    order, skipped = _pick(prefer, fallback, fresh)
-    for kind in order:
+    skipped: list[tuple[str, str]] = []
+    for kind in _pick(prefer, fallback, fresh):
         dev = _cached(kind)
         if dev is None:
             try:

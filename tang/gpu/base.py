@@ -88,6 +88,12 @@ class Buffer:
     def nbytes(self) -> int:
         return self.size * ITEMSIZE
 
+    def release(self) -> None:
+        """Free the device memory now rather than when the garbage collector gets to it."""
+        if self.handle is not None and not self.device.lost:
+            self.device._free(self)
+        self.handle = None
+
     def __len__(self) -> int:
         return self.size
 
@@ -342,6 +348,8 @@ class Device:
             raise DataError(f"expected a tang Buffer, got {type(buf).__name__}")
         if buf.device is not self:
             raise GPUError("this buffer belongs to another device")
+        if buf.handle is None:
+            raise GPUError("this buffer was released")
         self._check_alive()
 
     def _guard(self, fn: Any, *args: Any) -> Any:
@@ -373,6 +381,9 @@ class Device:
         self, kernel: Kernel, bound: list[tuple[Binding, Buffer]], n: int, groups: tuple[int, int]
     ) -> None:
         raise NotImplementedError
+
+    def _free(self, buf: Buffer) -> None:
+        pass
 
     def _destroy(self) -> None:
         pass

@@ -149,6 +149,7 @@ class _Job:
     def __init__(self, dev: Device, p: Plan, points: Any, n: int | None) -> None:
         self.dev, self.plan, self.t = dev, p, time.perf_counter()
         self.seconds: dict[str, float] = {}
+        self.buffers: list[Any] = []
         if p.inputs:
             n = _count(points, p.inputs)
         elif not isinstance(n, int) or n < 0:
@@ -175,12 +176,15 @@ class _Job:
         dev, m = self.dev, len(self.plan.outputs)
         src = dev.buffer(b"".join(self.cols)) if self.cols else dev.empty(1)
         dst = dev.empty(m * self.n)
+        self.buffers = [src, dst]
         bindings = [src, dst] if dev.kind == "cpu" else [self.n, src, dst]
         self.lap("upload")
         return bindings, dst
 
     def finish(self, flat: array) -> Batch:
         self.lap("run")
+        for buf in self.buffers:
+            buf.release()
         n = self.n
         cols = [flat[j * n : (j + 1) * n] for j in range(len(self.plan.outputs))]
         return Batch(cols, self.plan.names, n, self.dev.kind, self.seconds)

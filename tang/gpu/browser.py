@@ -184,6 +184,9 @@ class BrowserDevice(Device):
         cpass.end()
         dev.queue.submit(_obj([encoder.finish()]))
 
+    def _free(self, buf: Buffer) -> None:
+        buf.handle.destroy()
+
     def _destroy(self) -> None:
         self._dev.destroy()
 

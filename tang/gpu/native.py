@@ -104,6 +104,9 @@ class NativeDevice(Device):
         cpass.end()
         dev.queue.submit([encoder.finish()])
 
+    def _free(self, buf: Buffer) -> None:
+        buf.handle.destroy()
+
     def _destroy(self) -> None:
         self._dev.destroy()
 

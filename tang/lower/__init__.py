@@ -1,11 +1,14 @@
 """Lowering: schedule a graph's outputs into a program and print it for eight backends.
 
 ``lower(outputs, inputs, backend)`` returns the source and a node ↔ line map; ``BACKENDS``
-maps each backend's name to its printer.
+maps each backend's name to its printer. The package itself is callable, so
+``tang.lower(graph, backend="wgsl")`` is ``tang.lower.lower(graph, backend="wgsl")``.
 """
 
 from __future__ import annotations
 
+import sys
+import types
 from collections.abc import Sequence
 
 from ..expr.graph import Graph, Node
@@ -28,7 +31,7 @@ BACKENDS: dict[str, Printer] = {
 def lower(
     outputs: Sequence[Node | float] | Graph | Program,
     inputs: Sequence[str] | None = None,
-    backend: str = "c",
+    backend: str = "wgsl",
     *,
     shape: str = "kernel",
     dtype: str | None = None,
@@ -47,5 +50,14 @@ def lower(
         prog = schedule(outputs, inputs, inline=inline, output_names=output_names)
     return printer.render(prog, shape=shape, dtype=dtype, name=name)
 
+
+class _CallableModule(types.ModuleType):
+    """Lets ``tang.lower(...)`` call ``lower`` while ``tang.lower.BACKENDS`` etc. still work."""
+
+    def __call__(self, *args, **kwargs) -> Lowered:
+        return lower(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule
 
 __all__ = ["BACKENDS", "Lowered", "Printer", "Program", "Step", "Store", "lower", "schedule"]

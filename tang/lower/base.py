@@ -42,7 +42,8 @@ class Op:
 
 def call(fn: str, arity: int = 1) -> Op:
     """A function call ``fn(a, b, …)``: an atom whose operands never need parentheses."""
-    return Op(f"{fn}({', '.join('{%d}' % k for k in range(arity))})", ATOM, (LOWEST,) * arity)
+    operands = ", ".join(f"{{{k}}}" for k in range(arity))
+    return Op(f"{fn}({operands})", ATOM, (LOWEST,) * arity)
 
 
 def functions(spelling: str = "{}") -> dict[str, Op]:
@@ -89,7 +90,7 @@ RESERVED = frozenset(
     sqrt sin cos tan exp exp2 log log2 atan atan2 pow select fabs floor ceil
     sqrtf sinf exp2f log2f atan2f main gid i n src dst out params
     INFINITY NAN
-    """.split()
+    """.split()  # noqa: SIM905 - a block of words reads better than a list of strings
 )
 IDENT = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
 TEMP = re.compile(r"t[0-9]+\Z")
@@ -293,7 +294,7 @@ class Printer:
                 inner = texts.get(b.args[0]) or ref(b.args[0])
                 return (a, inner), "sub"
             if b.op == "const" and math.copysign(1.0, b.value) < 0 and b.value == b.value:
-                text, prec = ref(b)
+                text = ref(b)[0]
                 return (a, (text[1:], ATOM)), "sub"
         return args, "add"
 

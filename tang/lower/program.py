@@ -103,6 +103,7 @@ def schedule(
     temps: dict[Node, str] = {}
     pending: dict[Node, tuple[Node, ...]] = {}  # inlined node -> its subtree, children first
     steps: list[Step] = []
+    stored = set(outs)
     for node in order:
         if node.op in LEAVES:
             continue
@@ -110,7 +111,8 @@ def schedule(
         for a in node.args:
             subtree.extend(pending.pop(a, ()))
         subtree.append(node)
-        if inline and uses[node] == 1 and len(subtree) <= max_inline:
+        # a node used once is inlined into its user when small, or into its store line
+        if inline and uses[node] == 1 and (len(subtree) <= max_inline or node in stored):
             pending[node] = tuple(subtree)
         else:
             name = f"t{len(steps)}"

@@ -1,0 +1,92 @@
+"""``python -m tang run EXPR --grad --points N [--device native|cpu]``."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+import tang.gpu as gpu
+from tang.cli import main
+
+
+def run_json(capsys, *argv):
+    assert main(["run", *argv, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_devices_agree_on_the_checksum(capsys):
+    cpu = run_json(
+        capsys, "sin(x*y) + sqrt(x^2 + 1)", "--grad", "--points", "20000", "--device", "cpu"
+    )
+    assert cpu["device"] == "cpu" and cpu["outputs"] == ["value", "d/dx", "d/dy"]
+    assert cpu["inputs"] == ["x", "y"] and cpu["n"] == 20000 and cpu["nonfinite"] == 0
+    best = run_json(capsys, "sin(x*y) + sqrt(x^2 + 1)", "--grad", "--points", "20000")
+    if gpu.device().kind == "native":
+        assert best["device"] == "native"
+    assert best["checksum"] == pytest.approx(cpu["checksum"], rel=1e-5)
+
+
+def test_text_output_names_device_time_and_checksum(capsys):
+    assert main(["run", "f(a, b) = a*b - b", "--grad", "--points", "1000", "--repeat", "2"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("device    ")
+    assert "outputs   value, d/da, d/db over 1,000 points of (a, b)" in out
+    assert "first run" in out and "M points/s" in out
+    assert "checksum  " in out and "(0 non-finite values)" in out
+
+
+def test_a_constant_runs_over_the_points(capsys):
+    out = run_json(capsys, "2^3", "--points", "10", "--device", "cpu")
+    assert out["n"] == 10 and out["checksum"] == 80.0 and out["inputs"] == []
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["sin(x*"], "unexpected end of input at column 7"),
+        (["x", "--points", "-5"], "number of points must be between 0"),
+        (["x", "--range", "2,1"], "range must be finite with lo < hi"),
+        (["x", "--range", "abc"], "--range expects LO,HI"),
+        (["x", "--repeat", "0"], "--repeat must be at least 1"),
+    ],
+)
+def test_bad_input_exits_2_with_the_reason(capsys, argv, message):
+    assert main(["run", *argv]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+
+
+def test_native_device_missing_is_exit_1_with_the_reason(capsys, monkeypatch):
+    gpu.release()  # forget the open device, so the next one is looked for afresh
+    monkeypatch.setitem(sys.modules, "wgpu", None)
+    assert main(["run", "x", "--points", "10", "--device", "native"]) == 1
+    assert "tang run: error: wgpu-py: not installed" in capsys.readouterr().err
+    out = run_json(capsys, "x", "--points", "10")  # auto: says why, runs on the CPU
+    assert out["device"] == "cpu" and out["skipped"] == [
+        ["wgpu-py", "not installed (pip install wgpu)"]
+    ]
+
+
+def test_python_dash_m_tang_run():
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tang",
+            "run",
+            "x*y",
+            "--grad",
+            "--points",
+            "1000",
+            "--device",
+            "cpu",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "checksum" in proc.stdout
