@@ -2,9 +2,10 @@
 
 Design
 ------
-* ``site`` (session): builds the site once with ``build.build(out, with_tests=True)`` into
-  ``.cache/e2e-dist`` (so a test run never touches the shipped ``dist/``) and serves it on a
-  free port of 127.0.0.1 in a thread. ``site.url`` is the page, ``site.dir`` the folder.
+* ``site`` (session): builds the site once with ``build.build(out, with_tests=True)`` into a
+  temporary folder of the session (a test run never touches the shipped ``dist/``, nor another
+  run's site) and serves it on a free port of 127.0.0.1 in a thread. ``site.url`` is the
+  page, ``site.dir`` the folder, ``site.manifest`` its manifest.
 * ``launch`` (per test): a factory ``launch(args=(), env=None, profile=None) -> BrowserContext``
   starting Chromium (``/usr/bin/chromium``, never a downloaded browser) with a fresh profile
   unless one is given, its own HOME/XDG folders, and a watchdog on the launch. Extra Chromium
@@ -78,8 +79,8 @@ class Site:
 
 
 @pytest.fixture(scope="session")
-def site() -> Iterator[Site]:
-    out = ROOT / ".cache" / "e2e-dist"
+def site(tmp_path_factory) -> Iterator[Site]:
+    out = tmp_path_factory.mktemp("site")
     manifest = build.build(out, with_tests=True, quiet=True)
     server = build.make_server(out, 0)
     thread = threading.Thread(target=server.serve_forever, name="e2e-site", daemon=True)

@@ -16,7 +16,7 @@ from typing import Any
 from . import dual
 from .dual import Tangents
 from .expr.grad import gradient
-from .expr.graph import Graph, Node
+from .expr.graph import Graph, Node, variables
 from .expr.trace import replay, trace
 
 Function = Callable[..., Any]
@@ -132,14 +132,17 @@ def value_and_grad(f: Function) -> Function:
     return vdf
 
 
-def _gradient_graph(f: Function | Graph, n: int) -> Graph:
-    graph = f if isinstance(f, Graph) else _trace_fresh(f, n)
+def _gradient_graph(f: Function | Graph | Node, n: int) -> Graph:
+    if isinstance(f, Node):
+        graph = Graph(sorted(variables([f])), [f])
+    else:
+        graph = f if isinstance(f, Graph) else _trace_fresh(f, n)
     if len(graph.inputs) != n:
         raise ValueError(f"the graph has {len(graph.inputs)} inputs, {n} values were given")
     return gradient(graph)
 
 
-def hvp(f: Function | Graph, x: Sequence[Any], v: Sequence[Any]) -> list[Any]:
+def hvp(f: Function | Graph | Node, x: Sequence[Any], v: Sequence[Any]) -> list[Any]:
     """Hessian-vector product H(x)·v by forward-over-reverse: the reverse-mode gradient
     graph of f, replayed on Dual numbers seeded with ``v``."""
     xs, vs = list(x), list(v)
@@ -151,7 +154,7 @@ def hvp(f: Function | Graph, x: Sequence[Any], v: Sequence[Any]) -> list[Any]:
     return [dual.split(o, level)[1] for o in outs[1:]]
 
 
-def hessian(f: Function | Graph) -> Function:
+def hessian(f: Function | Graph | Node) -> Function:
     """The function (x1, …, xn) ↦ the n×n Hessian of a scalar f, by forward-over-reverse
     with n tangents in one pass."""
 

@@ -58,3 +58,14 @@ def test_invalid_shader_is_a_clear_error_and_the_device_survives(gpu):
     assert f"wgsl:{line}:" in message and "u32" in message, message  # says where and what
     # the same device still runs a good kernel afterwards
     assert list(tc.run_wgpu(text, "f", [2.0, 3.0], 1, 1)) == [7.0]
+
+
+@pytest.mark.parametrize("backend", ["wgsl", "glsl"])
+def test_a_kernel_with_only_constant_outputs_runs(gpu, backend):
+    """No input is read, yet binding 1 must stay in the layout (WGSL: ``_ = &src;``)."""
+    if backend == "glsl" and not tc.available("glslang"):
+        pytest.skip("glslangValidator is not installed")
+    text = lower([2.5, -0.0], [], backend).source
+    code = tc.glslang_compile(text) if backend == "glsl" else text
+    got = tc.run_wgpu(code, "main" if backend == "glsl" else "f", [0.0], 3, 2)
+    assert list(got) == [2.5] * 3 + [-0.0] * 3

@@ -5,6 +5,7 @@ structure is checked: each node computed once, temporaries dense, every line map
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import struct
@@ -14,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tang.expr import graph as g
-from tang.expr.graph import const, evaluate, topo_order, var
+from tang.expr.graph import Graph, const, evaluate, topo_order, var
 from tang.lower import BACKENDS, lower, schedule
 from tang.lower.base import identifiers, shortest_f32, to_f32
 
@@ -77,6 +78,16 @@ def test_line_map_points_at_the_lines_that_compute_each_node():
                     defining = [lines[k - 1] for k in low.node_lines[node]]
                     assert any(re.search(rf"\b{temp}\b\s*(:\s*\w+\s*)?=", t) for t in defining)
             assert set(low.node_lines) >= set(outs) | {x, y, z}  # loads and stores too
+
+
+def test_graph_input_and_json_line_map():
+    graph = Graph(["x", "y"], [x * y + 1.0, (x * y).sin()])
+    low = lower(graph, backend="javascript", inline=False)
+    assert low.program.inputs == ("x", "y")
+    serials = low.line_serials()
+    assert json.loads(json.dumps(serials)) == {str(k): v for k, v in serials.items()}
+    first = low.source.splitlines().index("        const t0 = x * y;") + 1
+    assert serials[first] == [(x * y).serial]
 
 
 def test_outputs_that_are_constants_or_inputs():

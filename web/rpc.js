@@ -22,9 +22,12 @@ export class RpcError extends Error {
 const base = new URL("./", import.meta.url).href;
 const worker = new Worker(new URL("./worker.js", import.meta.url), { type: "module" });
 const interrupt = globalThis.crossOriginIsolated
-  ? new Int32Array(new SharedArrayBuffer(8))
+  ? new Int32Array(new SharedArrayBuffer(16)) // [0] signal [1] running [2] cancelled [3] acked
   : null;
-if (interrupt) interrupt[1] = -1;
+if (interrupt) interrupt.set([0, -1, -1, -1]);
+// A running call that is waiting (async) acknowledges a cancel at once; one that does not
+// within this long is busy Python, and gets a KeyboardInterrupt.
+const INTERRUPT_GRACE_MS = 200;
 
 const pending = new Map(); // id → {resolve, reject, cleanup}
 const listeners = new Set();
@@ -74,8 +77,17 @@ worker.onmessage = ({ data }) => {
   }
 };
 
+let booted = false;
+ready.then(() => (booted = true), () => {});
+
 worker.onerror = (event) => {
   event.preventDefault?.();
+  if (booted) {
+    // An uncaught error inside a working worker: the request it hit has answered (or will
+    // time out); keep the worker.
+    console.warn(`tang worker: ${event.message}`);
+    return;
+  }
   const error = {
     type: "error",
     stage: "runtime",
@@ -106,7 +118,15 @@ export function call(method, params = {}, { signal, timeout } = {}) {
       if (!pending.has(id)) return;
       pending.delete(id);
       cleanup();
-      if (interrupt && Atomics.load(interrupt, 1) === id) Atomics.store(interrupt, 0, 2); // SIGINT
+      if (interrupt) {
+        Atomics.store(interrupt, 2, id); // the worker checks this before starting `id`
+        if (Atomics.load(interrupt, 1) === id) {
+          setTimeout(() => {
+            const busy = Atomics.load(interrupt, 1) === id && Atomics.load(interrupt, 3) !== id;
+            if (busy) Atomics.store(interrupt, 0, 2); // SIGINT: KeyboardInterrupt in Python
+          }, INTERRUPT_GRACE_MS);
+        }
+      }
       worker.postMessage({ cancel: id });
       reject(new RpcError({ type: "Cancelled", message: reason }));
     };

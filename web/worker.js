@@ -1,8 +1,9 @@
 // The page's only Python: a module worker that boots Pyodide and answers requests.
 //
 // page → worker
-//   {init: {base, interruptBuffer?}}   start booting (interruptBuffer: Int32Array on a
-//                                      SharedArrayBuffer; [0] = signal, [1] = running id)
+//   {init: {base, interruptBuffer?}}   start booting (interruptBuffer: Int32Array(4) on a
+//                                      SharedArrayBuffer: [0] signal for Pyodide, [1] id now
+//                                      running, [2] id last cancelled, [3] id last acknowledged)
 //   {id, method, params}               call demos.api method `method` with JSON params
 //   {cancel: id}                       drop a queued request, or cancel a running one
 // worker → page
@@ -69,14 +70,27 @@ function cancel(id) {
     queue.splice(i, 1);
     reply(id, false, cancelled("cancelled before it started"));
   } else if (running?.id === id && running.future) {
-    // Async work waiting on a promise: cancel the Python task. (Busy Python never lets this
-    // message in; the page interrupts it through the shared buffer instead.)
+    // Async work waiting on a promise: cancel the Python task, and tell the page not to send
+    // an interrupt (busy Python never lets this message in; the page then interrupts it).
+    if (interrupt) {
+      Atomics.store(interrupt, 3, id);
+      Atomics.store(interrupt, 0, 0);
+    }
     running.future.cancel();
   }
 }
 
+// Let messages already sent (cancels) arrive before the next request starts.
+const yieldToMessages = () => new Promise((resolve) => setTimeout(resolve, 0));
+
 async function pump() {
   if (running || !queue.length) return;
+  if (api && !bootFailure) {
+    running = { id: null, future: null }; // hold the slot while we yield
+    await yieldToMessages();
+    running = null;
+    if (!queue.length) return;
+  }
   if (bootFailure) {
     for (const r of queue.splice(0)) {
       reply(r.id, false, { type: "BootFailed", message: `Python did not start: ${bootFailure.message}` });
@@ -87,20 +101,33 @@ async function pump() {
   const request = queue.shift();
   running = { id: request.id, future: null };
   if (interrupt) {
-    Atomics.store(interrupt, 1, request.id);
+    // Handshake with rpc.js: it writes [2] then reads [1]; we write [1] then read [2], so
+    // a cancel is seen by one side or the other, never lost between them.
     Atomics.store(interrupt, 0, 0);
+    Atomics.store(interrupt, 1, request.id);
+    if (Atomics.load(interrupt, 2) === request.id) {
+      reply(request.id, false, cancelled("cancelled before it started"));
+      Atomics.store(interrupt, 1, -1);
+      running = null;
+      pump();
+      return;
+    }
   }
   post({ type: "started", id: request.id });
   try {
     running.future = api.dispatch(request.method, JSON.stringify(request.params ?? {}));
-    const envelope = JSON.parse(await running.future);
+    // Awaiting a proxy uses it up; await a copy and keep the original for cancel().
+    const envelope = JSON.parse(await running.future.copy());
     reply(request.id, envelope.ok, envelope.ok ? envelope.result : envelope.error);
   } catch (err) {
     const isCancel = err?.type === "CancelledError" || /CancelledError|KeyboardInterrupt/.test(String(err));
     reply(request.id, false, isCancel ? cancelled("cancelled while running") : { type: err?.type ?? "Error", message: String(err?.message ?? err) });
   } finally {
+    if (interrupt) {
+      Atomics.store(interrupt, 1, -1);
+      Atomics.store(interrupt, 0, 0); // an interrupt that came too late must not hit what follows
+    }
     running.future?.destroy?.();
-    if (interrupt) Atomics.store(interrupt, 1, -1);
     running = null;
     pump();
   }

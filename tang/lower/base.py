@@ -16,11 +16,11 @@ import functools
 import math
 import re
 import struct
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
-from ..expr.graph import Node, const
+from ..expr.graph import BOOL_OPS, Node, const
 from .program import Program
 
 ONE = const(1.0)
@@ -99,6 +99,11 @@ TEMP = re.compile(r"t[0-9]+\Z")
 def identifiers(names: Sequence[str]) -> dict[str, str]:
     """A safe, distinct identifier for each input name, the same in every backend: names
     that are plain ASCII identifiers and not reserved are kept, others get a suffix."""
+    return dict(_identifiers(tuple(names)))
+
+
+@functools.lru_cache(maxsize=256)
+def _identifiers(names: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
     out: dict[str, str] = {}
     taken: set[str] = set()
     for name in names:
@@ -117,7 +122,7 @@ def identifiers(names: Sequence[str]) -> dict[str, str]:
             ident = f"{base.rstrip('_')}_{k}"
         taken.add(ident)
         out[name] = ident
-    return out
+    return tuple(out.items())
 
 
 def check_name(name: str) -> str:
@@ -191,8 +196,26 @@ class Lowered:
     name: str
     source: str
     program: Program
-    line_nodes: dict[int, tuple[Node, ...]]
-    node_lines: dict[Node, tuple[int, ...]]
+    first_line: int  # the line of body[0]
+    body_nodes: tuple[tuple[Node, ...], ...]  # the nodes each body line computes or stores
+
+    @functools.cached_property
+    def line_nodes(self) -> dict[int, tuple[Node, ...]]:
+        """Line number → the nodes that line computes (loads, steps, stores)."""
+        return dict(enumerate(self.body_nodes, start=self.first_line))
+
+    @functools.cached_property
+    def node_lines(self) -> dict[Node, tuple[int, ...]]:
+        """Node → the lines that compute or store it (the page's hover link back)."""
+        lines: dict[Node, list[int]] = {}
+        for number, nodes in self.line_nodes.items():
+            for n in nodes:
+                lines.setdefault(n, []).append(number)
+        return {n: tuple(ls) for n, ls in lines.items()}
+
+    def line_serials(self) -> dict[int, list[int]]:
+        """``line_nodes`` with node serials instead of nodes: JSON for the page."""
+        return {line: [n.serial for n in nodes] for line, nodes in self.line_nodes.items()}
 
     def __str__(self) -> str:
         return self.source
@@ -235,6 +258,14 @@ class Printer:
     # ---- literals and references ----
     def literal(self, v: float, dtype: str) -> tuple[str, int]:
         """Exact text for the constant ``v`` in ``dtype`` and its precedence."""
+        cache = self.__dict__.setdefault("_literals", {})
+        key = (dtype, struct.pack("<d", v))
+        got = cache.get(key)
+        if got is None:
+            got = cache[key] = self._literal(v, dtype)
+        return got
+
+    def _literal(self, v: float, dtype: str) -> tuple[str, int]:
         if dtype == "f32":
             v = to_f32(v)
         if v != v:
@@ -259,44 +290,47 @@ class Printer:
         return f"{k}{self.uint_suffix} * n + i"
 
     # ---- expressions ----
-    def expression(
-        self, nodes: tuple[Node, ...], ref: Callable[[Node], tuple[str, int]], dtype: str
-    ) -> str:
-        """Text of the last of ``nodes`` (an inlined subtree, children first); operands
-        outside the subtree print as ``ref`` gives them."""
-        texts: dict[Node, tuple[str, int]] = {}
-        one = ref(ONE)[0]
-        table = self.ops_f32 if dtype == "f32" and self.ops_f32 else self.ops
-        for node in nodes:
-            args = node.args
-            op_name = node.op
-            if op_name == "add":  # constants last, x + 1 (IEEE add and mul commute exactly)
-                if args[0].op == "const":
-                    args = args[::-1]
-                args, op_name = self._as_sub(args, texts, ref)
-            elif op_name == "mul" and args[1].op == "const":
-                args = args[::-1]  # constants first, 2 * x
-            op = table[op_name]
-            parts = []
-            for a, need in zip(args, op.needs):
-                if isinstance(a, Node):
-                    text, prec = texts.get(a) or ref(a)
-                else:
-                    text, prec = a
-                parts.append(f"({text})" if prec < need else text)
-            texts[node] = (op.template.format(*parts, one=one), op.prec)
-        return texts[nodes[-1]][0]
+    def table(self, dtype: str) -> dict[str, tuple[str, int, tuple[int, ...]]]:
+        """The op table for ``dtype`` as (template with the literal 1 filled in, precedence,
+        operand needs), built once per printer and dtype."""
+        cache = self.__dict__.setdefault("_tables", {})
+        if dtype not in cache:
+            ops = self.ops_f32 if dtype == "f32" and self.ops_f32 else self.ops
+            one = self.literal(1.0, dtype)[0]
+            cache[dtype] = {
+                k: (op.template.replace("{one}", one), op.prec, op.needs) for k, op in ops.items()
+            }
+        return cache[dtype]
 
-    def _as_sub(self, args, texts, ref):
-        """add(a, neg(b)) and add(a, -c) print as a - b and a - c (IEEE: the same value)."""
-        for a, b in (args, args[::-1]):
-            if b in texts and b.op == "neg":
-                inner = texts.get(b.args[0]) or ref(b.args[0])
-                return (a, inner), "sub"
-            if b.op == "const" and math.copysign(1.0, b.value) < 0 and b.value == b.value:
-                text = ref(b)[0]
-                return (a, (text[1:], ATOM)), "sub"
-        return args, "add"
+    def expression(self, nodes: tuple[Node, ...], known: dict, temps: dict, table: dict) -> str:
+        """Text of the last of ``nodes`` (an inlined subtree, children first). ``known``
+        holds (text, precedence) of temporaries, inputs and constants, and gains the
+        inlined nodes' texts; ``temps`` tells temporaries apart from inlined nodes."""
+        text = ""
+        for node in nodes:
+            op_name = node.op
+            args = node.args
+            if op_name == "add":
+                op_name, args = _add_operands(node, temps)
+            elif op_name == "mul" and args[1].op == "const":  # constants first: 2 * x
+                args = (args[1], args[0])
+            template, prec, needs = table[op_name]
+            if len(args) == 2:
+                t0, p0 = known[args[0]]
+                t1, p1 = known[args[1]]
+                text = template.format(
+                    f"({t0})" if p0 < needs[0] else t0, f"({t1})" if p1 < needs[1] else t1
+                )
+            elif len(args) == 1:
+                t0, p0 = known[args[0]]
+                text = template.format(f"({t0})" if p0 < needs[0] else t0)
+            else:  # select
+                parts = [known[a] for a in args]
+                text = template.format(
+                    *[f"({t})" if p < n else t for (t, p), n in zip(parts, needs)]
+                )
+            known[node] = (text, prec)
+        return text
 
     # ---- whole programs ----
     def render(
@@ -312,18 +346,15 @@ class Printer:
         ty = self.types[dtype]
         idents = identifiers(prog.inputs)
         temps = prog.temps
-
-        literals: dict[Node, tuple[str, int]] = {}
-
-        def ref(node: Node) -> tuple[str, int]:
-            if node.op == "const":
-                text = literals.get(node)
-                if text is None:
-                    text = literals[node] = self.literal(node.value, dtype)  # type: ignore[arg-type]
-                return text
+        table = self.table(dtype)
+        known: dict[Node, tuple[str, int]] = {n: (t, ATOM) for n, t in temps.items()}
+        for node in prog.leaves:
             if node.op == "var":
-                return idents[node.name], ATOM  # type: ignore[index]
-            return temps[node], ATOM
+                known[node] = (idents[node.name], ATOM)  # type: ignore[index]
+            else:
+                known[node] = text = self.literal(node.value, dtype)  # type: ignore[arg-type]
+                if text[1] == UNARY:
+                    known[(ABS, node)] = (text[0][1:], ATOM)  # type: ignore[index]
 
         body: list[Line] = []
         if shape == "kernel":
@@ -331,23 +362,27 @@ class Printer:
             columns = {n: k for k, n in enumerate(prog.inputs)}
             for node in prog.loads:
                 load = f"src[{self.index(columns[node.name])}]"  # type: ignore[index]
-                text = self.declare.format(type=ty, name=idents[node.name], expr=load)  # type: ignore[index]
+                text = self.declare.format(type=ty, name=known[node][0], expr=load)
                 body.append((text, (node,)))
         else:
             params = [idents[n] for n in prog.inputs]
             head, depth, tail = self.function_frame(name, ty, params, prog)
+        declare, bool_type = self.declare, self.bool_type
         for step in prog.steps:
-            step_ty = self.bool_type if step.node.is_bool else ty
-            expr = self.expression(step.nodes, ref, dtype)
-            body.append((self.declare.format(type=step_ty, name=step.name, expr=expr), step.nodes))
+            expr = self.expression(step.nodes, known, temps, table)
+            known[step.node] = (step.name, ATOM)  # later lines refer to it by name
+            step_ty = bool_type if step.node.op in BOOL_OPS else ty
+            body.append((declare.format(type=step_ty, name=step.name, expr=expr), step.nodes))
         exprs = []
         for st in prog.stores:
-            expr = self.expression(st.nodes, ref, dtype) if st.nodes else ref(st.node)[0]
-            exprs.append((expr, (*st.nodes, st.node) if not st.nodes else st.nodes))
+            if st.nodes:
+                exprs.append((self.expression(st.nodes, known, temps, table), st.nodes))
+            else:
+                exprs.append((known[st.node][0], (st.node,)))
         if shape == "kernel":
+            store = self.store
             for st, (expr, nodes) in zip(prog.stores, exprs):
-                index = self.index(st.index)
-                body.append((self.store.format(index=index, expr=expr), nodes))
+                body.append((store.format(index=self.index(st.index), expr=expr), nodes))
         elif self.fn_return is None:
             for st, (expr, nodes) in zip(prog.stores, exprs):
                 body.append((self.fn_store.format(k=st.index, expr=expr), nodes))
@@ -356,38 +391,41 @@ class Printer:
             nodes = tuple(n for _, ns in exprs for n in ns)
             body.append((self.fn_return.format(exprs=joined), nodes))
 
-        lines: list[Line] = [(h, ()) for h in head]
         pad = self.indent * depth
-        lines += [(pad + text, nodes) for text, nodes in body]
-        lines += [(t, ()) for t in tail]
-        line_nodes: dict[int, tuple[Node, ...]] = {}
-        node_lines: dict[Node, list[int]] = {}
-        for number, (_, nodes) in enumerate(lines, start=1):
-            if nodes:
-                line_nodes[number] = nodes
-                for n in nodes:
-                    node_lines.setdefault(n, []).append(number)
-        source = "\n".join(text for text, _ in lines) + "\n"
-        return Lowered(
-            self.name,
-            shape,
-            dtype,
-            name,
-            source,
-            prog,
-            line_nodes,
-            {n: tuple(ls) for n, ls in node_lines.items()},
-        )
+        source = "\n".join([*head, *(pad + text for text, _ in body), *tail]) + "\n"
+        nodes = tuple(n for _, n in body)
+        return Lowered(self.name, shape, dtype, name, source, prog, len(head) + 1, nodes)
 
     # ---- helpers for frames ----
-    def layout_comment(self, prog: Program, src: str = "src", dst: str = "dst") -> str:
+    def layout_comment(self, prog: Program) -> str:
         """One comment line naming the columns of the packed input and output buffers."""
-        ins = ", ".join(f"{k}: {n}" for k, n in enumerate(identifiers(prog.inputs).values()))
-        outs = ", ".join(f"{k}: {_safe(n)}" for k, n in enumerate(prog.output_names))
-        return (
-            f"{self.comment} {src}[k*n + i] = input k ({ins or 'none'}); "
-            f"{dst}[j*n + i] = output j ({outs})"
-        )
+        return f"{self.comment} {_layout(prog.inputs, prog.output_names)}"
+
+
+@functools.lru_cache(maxsize=256)
+def _layout(inputs: tuple[str, ...], output_names: tuple[str, ...]) -> str:
+    ins = ", ".join(f"{k}: {n}" for k, n in enumerate(identifiers(inputs).values()))
+    outs = ", ".join(f"{k}: {_safe(n)}" for k, n in enumerate(output_names))
+    return f"src[k*n + i] = input k ({ins or 'none'}); dst[j*n + i] = output j ({outs})"
+
+
+def _add_operands(node: Node, temps: dict) -> tuple[str, tuple]:
+    """An add prints with its constant last (x + 1), and add(a, neg(b)) / add(a, -c) as
+    a - b / a - c: IEEE addition commutes and a - b is a + (-b), bit for bit. The
+    magnitude of a negative constant c is looked up as ``(ABS, c)``."""
+    a, b = node.args
+    if a.op == "const":
+        a, b = b, a
+    if b.op == "neg" and b not in temps:  # an inlined negation
+        return "sub", (a, b.args[0])
+    if b.op == "const" and b.value == b.value and math.copysign(1.0, b.value) < 0:  # type: ignore[arg-type]
+        return "sub", (a, (ABS, b))
+    if a.op == "neg" and a not in temps:
+        return "sub", (b, a.args[0])
+    return "add", (a, b)
+
+
+ABS = "abs"  # key (ABS, c) in a printer's table of texts: a negative constant's magnitude
 
 
 def _safe(text: str) -> str:

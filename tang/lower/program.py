@@ -48,6 +48,7 @@ class Program:
     stores: tuple[Store, ...]
     temps: dict[Node, str]
     loads: tuple[Node, ...]  # the variable nodes the program reads, in input order
+    leaves: tuple[Node, ...]  # every constant and variable node the program reads
 
     @property
     def used_inputs(self) -> tuple[str, ...]:
@@ -121,4 +122,5 @@ def schedule(
     stores = tuple(Store(k, o, pending.pop(o, ())) for k, o in enumerate(outs))
     assert not pending, "every inlined node has exactly one user"
     loads = tuple(var_nodes[name] for name in inputs if name in var_nodes)
-    return Program(inputs, outs, tuple(output_names), tuple(steps), stores, temps, loads)
+    leaves = tuple(n for n in order if n.op in LEAVES)
+    return Program(inputs, outs, tuple(output_names), tuple(steps), stores, temps, loads, leaves)
