@@ -11,6 +11,7 @@ module for `build()` and `make_server()`.
 What dist/ holds (every file listed with its sha256 in dist/manifest.json):
 
     index.html main.js rpc.js worker.js boot.js style.css panels/   the page (from web/)
+    editor.js                                                     web/editor/ bundled (esbuild)
     bare.html bare.js bare-worker.js                              Pyodide alone (benchmarks)
     pyodide/                                                      the runtime (npm `pyodide`)
     wheels/                                                       tang (+ demos), micropip,
@@ -48,6 +49,7 @@ from typing import ClassVar
 ROOT = Path(__file__).resolve().parent
 WEB = ROOT / "web"
 TEST_SITE = ROOT / "e2e" / "site"
+EDITOR = WEB / "editor"  # CodeMirror sources: bundled into dist/editor.js, not copied
 CACHE = Path(os.environ.get("TANG_BUILD_CACHE") or ROOT / ".cache")
 DIST = ROOT / "dist"
 
@@ -68,37 +70,17 @@ PYODIDE_FILES = (
 # and falls back to a plain start if the browser cannot use it. Only stdlib and Pyodide's
 # own modules are imported before the snapshot: the snapshot holds the wasm memory, not the
 # in-memory file system, so tang itself is installed (from its wheel) after the restore.
-SNAPSHOT_PRELOAD = (
-    "asyncio",
-    "collections",
-    "dataclasses",
-    "decimal",
-    "fractions",
-    "functools",
-    "importlib",
-    "importlib.metadata",
-    "importlib.util",
-    "inspect",
-    "itertools",
-    "json",
-    "math",
-    "operator",
-    "pathlib",
-    "random",
-    "re",
-    "shutil",
-    "struct",
-    "textwrap",
-    "traceback",
-    "typing",
-    "weakref",
-    "zipfile",
-    "pyodide.ffi",
-    "pyodide.webloop",
-    "pyodide.code",
-    "pyodide.http",
-    "pyodide._package_loader",
+_PRELOAD = (
+    # what the worker and demos.api use
+    """asyncio importlib.metadata importlib.util inspect json traceback pyodide.ffi
+    pyodide.webloop pyodide.code pyodide.http pyodide._package_loader"""
+    # what tang and micropip import (each is compiled from source on every boot otherwise)
+    """ array ast base64 collections contextvars copy dataclasses decimal difflib dis email
+    email.message email.parser fractions functools hashlib heapq itertools linecache locale
+    logging math numbers operator pathlib random re shutil string struct sysconfig tempfile
+    textwrap token tokenize typing weakref zipfile"""
 )
+SNAPSHOT_PRELOAD = tuple(_PRELOAD.split())
 SNAPSHOT_SCRIPT = """\
 import { pathToFileURL } from "node:url";
 import { writeFileSync } from "node:fs";
@@ -109,7 +91,10 @@ pyodide.runPython(`
 import sys
 sys.path[:] = [p for p in sys.path if p]
 for name in ${JSON.stringify(preload)}.split():
-    __import__(name)
+    try:
+        __import__(name)
+    except ImportError:
+        pass
 del name
 `);
 writeFileSync(out, pyodide.makeMemorySnapshot());
@@ -217,9 +202,12 @@ def require(tool: str, what: str, how: str) -> None:
         raise BuildError(f"{tool} not found, needed to {what}; {how}")
 
 
-def run_tool(argv: list[str], what: str, how: str, cwd: Path | None = None) -> str:
+def run_tool(
+    argv: list[str], what: str, how: str, cwd: Path | None = None, env: dict | None = None
+) -> str:
     """Run an external client; any failure becomes a one-line BuildError."""
-    require(argv[0], what, how)
+    if os.sep not in argv[0]:
+        require(argv[0], what, how)
     try:
         proc = subprocess.run(
             argv,
@@ -228,6 +216,7 @@ def run_tool(argv: list[str], what: str, how: str, cwd: Path | None = None) -> s
             text=True,
             timeout=SUBPROCESS_TIMEOUT,
             stdin=subprocess.DEVNULL,
+            env=None if env is None else {**os.environ, **env},
         )
     except subprocess.TimeoutExpired:
         raise BuildError(
@@ -322,6 +311,68 @@ def make_snapshot(runtime: Path) -> Path:
         if old != path:
             old.unlink()
     return path
+
+
+def bundle_editor() -> Path | None:
+    """web/editor/ (CodeMirror) bundled by esbuild into one ES module, cached in .cache/editor/.
+
+    The npm packages are installed with `npm ci` from web/editor/package-lock.json into
+    .cache/editor/deps/ (never into web/), once per lock file.
+    """
+    if not (EDITOR / "package.json").exists():
+        return None
+    files = [
+        p
+        for p in sorted(EDITOR.rglob("*"))
+        if p.is_file() and "node_modules" not in p.relative_to(EDITOR).parts
+    ]
+    h = hashlib.sha256()
+    for p in files:
+        h.update(p.relative_to(EDITOR).as_posix().encode() + b"\0" + p.read_bytes() + b"\0")
+    folder = CACHE / "editor"
+    out = folder / f"editor-{h.hexdigest()[:16]}.js"
+    if out.exists():
+        return out
+    what = "bundle the editor (web/editor: CodeMirror with esbuild)"
+    how = "install Node.js and npm (Debian: apt-get install nodejs npm)"
+    deps = folder / "deps"
+    manifests = [EDITOR / "package.json", EDITOR / "package-lock.json"]
+    lock_key = hashlib.sha256(b"".join(m.read_bytes() for m in manifests if m.exists()))
+    stamp = deps / ".installed"
+    if not (stamp.exists() and stamp.read_text() == lock_key.hexdigest()):
+        require("npm", what, how)
+        log("installing the editor's npm packages (npm ci)")
+        shutil.rmtree(deps, ignore_errors=True)
+        deps.mkdir(parents=True)
+        for m in manifests:
+            if m.exists():
+                shutil.copy(m, deps / m.name)
+        command = "ci" if (deps / "package-lock.json").exists() else "install"
+        run_tool(["npm", command, "--silent", "--no-audit", "--no-fund"], what, how, cwd=deps)
+        stamp.write_text(lock_key.hexdigest())
+    esbuild = deps / "node_modules" / ".bin" / "esbuild"
+    if not esbuild.exists():
+        raise BuildError(f"esbuild is missing from {EDITOR / 'package.json'}'s dependencies")
+    tmp = out.with_suffix(".tmp.js")
+    run_tool(
+        [
+            str(esbuild),
+            str(EDITOR / "index.js"),
+            "--bundle",
+            "--format=esm",
+            "--minify",
+            "--log-level=error",
+            f"--outfile={tmp}",
+        ],
+        what,
+        how,
+        env={"NODE_PATH": str(deps / "node_modules")},
+    )
+    tmp.replace(out)
+    for old in folder.glob("editor-*.js"):
+        if old != out:
+            old.unlink()
+    return out
 
 
 def gzipped(src: Path) -> Path:
@@ -584,7 +635,11 @@ def _build(out: Path, with_tests: bool, quiet: bool) -> dict:
         placed.add(rel)
 
     for rel, src in _tree(WEB):
-        place(rel, src)
+        if not rel.startswith("editor/"):
+            place(rel, src)
+    editor = bundle_editor()
+    if editor is not None:
+        place("editor.js", editor)
     for name in PYODIDE_FILES:
         place(f"pyodide/{name}", runtime / name)
     snapshot = make_snapshot(runtime)

@@ -11,23 +11,15 @@ Numbers that JSON cannot hold travel as the strings "nan", "inf" and "-inf".
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import tang.gpu as gpu
 from demos.api import handler
 from tang.gpu.batch import evaluate_async, expression_plan, sample_points
+from tang.ieee import json_number
 
 MAX_POINTS = 1 << 24  # what a page may ask for (16.7M points; the GPU holds more)
 CHOICES = ("auto", "gpu", "cpu")  # gpu: WebGPU in the page, wgpu-py on the desktop
-
-
-def _number(v: float) -> float | str:
-    if math.isnan(v):
-        return "nan"
-    if math.isinf(v):
-        return "inf" if v > 0 else "-inf"
-    return v
 
 
 def _device_choice(device: str) -> str | None:
@@ -69,13 +61,13 @@ async def evaluate(
     index = [i * points // k for i in range(k)] if k else []
     return {
         **batch.summary(),
-        "checksum": _number(batch.checksum()),
+        "checksum": json_number(batch.checksum()),
         "inputs": list(p.inputs),
         "device_info": {"kind": dev.kind, "name": dev.name, "report": dev.report},
         "sample": {
             "index": index,
             "points": {name: [pts[name][i] for i in index] for name in p.inputs},
-            "outputs": [[_number(col[i]) for i in index] for col in batch.columns],
+            "outputs": [[json_number(col[i]) for i in index] for col in batch.columns],
         },
     }
 

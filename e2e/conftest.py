@@ -185,8 +185,13 @@ class TangPage:
         self.page = page
         self.url = url
         self.console_errors: list[str] = []
-        page.on("console", lambda m: m.type == "error" and self.console_errors.append(m.text))
+        page.on("console", self._on_console)
         page.on("pageerror", lambda e: self.console_errors.append(f"pageerror: {e}"))
+
+    def _on_console(self, message) -> None:
+        if message.type == "error":
+            where = (message.location or {}).get("url", "")
+            self.console_errors.append(f"{message.text} ({where})" if where else message.text)
 
     def open(self, wait: str | None = "ready", timeout: float = BOOT_TIMEOUT_MS) -> TangPage:
         self.page.goto(self.url)

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import math
 import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
+
+from .ieee import json_number as json_number  # re-exported for subcommands
 
 # One line per subcommand module (each has ``register(subparsers)``).
 SUBCOMMANDS: list[str] = [
@@ -35,15 +36,6 @@ def expression_command(subparsers: Any, name: str, help: str) -> argparse.Argume
     )
     p.add_argument("expr", help="e.g. 'sin(x)*y' or 'f(x, y) = x^2 + y'")
     return p
-
-
-def json_number(v: float) -> float | str:
-    """A float for JSON: NaN and infinities, which JSON lacks, as "nan", "inf", "-inf"."""
-    if math.isnan(v):
-        return "nan"
-    if math.isinf(v):
-        return "inf" if v > 0 else "-inf"
-    return v
 
 
 class _Parser(argparse.ArgumentParser):

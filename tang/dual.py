@@ -102,14 +102,14 @@ class Dual:
             self.__class__ = level_class(inner + 1)
 
     # ---- arithmetic. Fast path: both operands carry the same ε (same class). ----------
-    def __add__(a, b: Any) -> Any:  # d(a + b) = da + db
+    def __add__(a, b: Any, _new: Any = _new) -> Any:  # d(a + b) = da + db
         cls = a.__class__
         if b.__class__ is cls:
             r = _new(cls)
             r.value = a.value + b.value
             r.tangent = a.tangent + b.tangent
             return r
-        if _is_constant(b, cls):
+        if b.__class__ is float or _is_constant(b, cls):
             r = _new(cls)
             r.value = a.value + b
             r.tangent = a.tangent
@@ -117,7 +117,7 @@ class Dual:
         return NotImplemented
 
     def __radd__(a, b: Any) -> Any:
-        if _is_constant(b, a.__class__):
+        if b.__class__ is float or _is_constant(b, a.__class__):
             return _make(a, b + a.value, a.tangent)
         return NotImplemented
 
@@ -134,14 +134,15 @@ class Dual:
             return _make(a, b - a.value, -a.tangent)
         return NotImplemented
 
-    def __mul__(a, b: Any) -> Any:  # d(a·b) = da·b + db·a
+    def __mul__(a, b: Any, _new: Any = _new) -> Any:  # d(a·b) = da·b + db·a
         cls = a.__class__
         if b.__class__ is cls:
+            av, bv = a.value, b.value
             r = _new(cls)
-            r.value = a.value * b.value
-            r.tangent = a.tangent * b.value + b.tangent * a.value
+            r.value = av * bv
+            r.tangent = a.tangent * bv + b.tangent * av
             return r
-        if _is_constant(b, cls):
+        if b.__class__ is float or _is_constant(b, cls):
             r = _new(cls)
             r.value = a.value * b
             r.tangent = a.tangent * b
@@ -149,7 +150,7 @@ class Dual:
         return NotImplemented
 
     def __rmul__(a, b: Any) -> Any:
-        if _is_constant(b, a.__class__):
+        if b.__class__ is float or _is_constant(b, a.__class__):
             return _make(a, b * a.value, a.tangent * b)
         return NotImplemented
 

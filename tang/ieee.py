@@ -70,3 +70,12 @@ def div(a: float, b: float) -> float:
 def mul(a: float, b: float) -> float:
     """a*b (Python floats already follow IEEE here; named for the dispatch table)."""
     return a * b
+
+
+def json_number(v: float) -> float | str:
+    """A float for JSON: NaN and infinities, which JSON lacks, as "nan", "inf", "-inf"."""
+    if v != v:
+        return "nan"
+    if v in (INF, -INF):
+        return "inf" if v > 0 else "-inf"
+    return v

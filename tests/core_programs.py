@@ -1,7 +1,8 @@
 """Random straight-line programs over tang's math, for the core's property tests.
 
 A program is a list of steps ``(op, operand indices)`` over a pool that starts with the
-variables x, y, z; each step appends its result. Running it on tang variables gives a
+variables x, y, z; each step appends its result. Needs only tang (hypothesis and sympy are
+imported where used), so it also runs inside Pyodide. Running it on tang variables gives a
 graph, on Duals a forward-mode result, and (``to_sympy``) on sympy symbols an independent
 oracle built from the same program — not from tang's graph.
 """
@@ -11,8 +12,6 @@ from __future__ import annotations
 import operator
 from collections.abc import Callable, Sequence
 from typing import Any
-
-from hypothesis import strategies as st
 
 import tang
 
@@ -56,17 +55,28 @@ OPS: dict[str, tuple[int, Callable[..., Any]]] = {
 }
 
 
-@st.composite
-def programs(draw: st.DrawFn, max_steps: int = 7) -> list[Step]:
-    """A program of 1..max_steps steps whose last step uses at least one variable."""
+def programs(max_steps: int = 7) -> Any:
+    """A hypothesis strategy: programs of 1..max_steps steps (hypothesis is imported here,
+    so this module also loads where only tang is, such as Pyodide)."""
+    from hypothesis import strategies as st
+
+    @st.composite
+    def draw_program(draw: Any) -> list[Step]:
+        return random_program(lambda lo, hi: draw(st.integers(lo, hi)), max_steps)
+
+    return draw_program()
+
+
+def random_program(integer: Callable[[int, int], int], max_steps: int = 7) -> list[Step]:
+    """A program drawn with ``integer(lo, hi)`` (inclusive): hypothesis or random.randint."""
     steps: list[Step] = []
     size = len(VARIABLES)
     names = sorted(OPS)
-    for _ in range(draw(st.integers(1, max_steps))):
-        op = draw(st.sampled_from(names))
+    for _ in range(integer(1, max_steps)):
+        op = names[integer(0, len(names) - 1)]
         arity = OPS[op][0]
         # lean towards recent values, so programs nest instead of staying flat
-        args = tuple(draw(st.integers(max(0, size - 4), size - 1)) for _ in range(arity))
+        args = tuple(integer(max(0, size - 4), size - 1) for _ in range(arity))
         steps.append((op, args))
         size += 1
     return steps

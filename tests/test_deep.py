@@ -65,9 +65,11 @@ def test_differentiate_and_evaluate(gradient: tang.Graph) -> None:
 
 def test_replay_on_floats_and_on_duals(gradient: tang.Graph) -> None:
     with shallow_stack():
-        assert tang.replay(gradient, [0.3]) == gradient.eval([0.3])
-        (h,) = tang.hvp(gradient.outputs[1], [0.3], [1.0])  # the chain is linear in x
-    assert h == 0.0
+        floats = tang.replay(gradient, [0.3])
+        value, slope = tang.replay(gradient, [tang.Dual(0.3, 1.0)])
+    assert floats == gradient.eval([0.3])
+    assert value.value == floats[0] and value.tangent == pytest.approx(floats[1], rel=1e-12)
+    assert slope == floats[1]  # the chain is linear: its slope folded to a constant
 
 
 def test_simplify(graph: tang.Graph) -> None:

@@ -76,52 +76,55 @@ export async function boot({ base, onStage = () => {} }) {
   const timings = {};
   const mark = (name) => (timings[name] = Math.round(performance.now() - t0));
 
-  // 1. runtime: the manifest, then the runtime files with byte progress. The snapshot's bytes
-  // are kept; the others land in the HTTP cache, where loadPyodide finds them.
+  // 1. runtime: the manifest, then the interpreter snapshot with byte progress. Pyodide
+  // starts at the same time (it fetches and compiles the wasm while the snapshot arrives).
   onStage({ stage: "runtime", progress: 0, detail: "manifest" });
   const manifest = await (await fetchOk(new URL("manifest.json", base), "runtime", "the manifest")).json();
   const indexURL = new URL("pyodide/", base).href;
-  const files = ["snapshot.bin", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide.asm.mjs", "pyodide-lock.json"]
-    .filter((f) => manifest.files[`pyodide/${f}`]);
-  const total = files.reduce((s, f) => s + manifest.files[`pyodide/${f}`].size, 0) || 1;
-  let got = 0;
-  const progress = (n) => {
-    got += n;
-    onStage({
-      stage: "runtime",
-      progress: STAGE_END.runtime * Math.min(1, got / total),
-      detail: `${(got / 1e6).toFixed(1)} / ${(total / 1e6).toFixed(1)} MB`,
-    });
-  };
-  const [snapshot] = await Promise.all(
-    files.map(async (f) => {
-      const response = await fetchOk(indexURL + f, "runtime", "the Pyodide runtime");
-      if (f !== "snapshot.bin") return drain(response, progress);
-      const chunks = [];
-      await drain(response, (n, chunk) => (chunks.push(chunk), progress(n)));
-      return concat(chunks);
-    }),
-  );
   let loadPyodide;
   try {
     ({ loadPyodide } = await import(indexURL + "pyodide.mjs"));
   } catch (err) {
     throw new BootError("runtime", `Could not load pyodide.mjs: ${err.message}`);
   }
-  mark("runtime");
-
-  // 2. python: compile the interpreter and restore the snapshot (or, failing that, start
-  // Python from scratch: slower, same result).
-  onStage({ stage: "python", progress: STAGE_END.runtime, detail: `Pyodide ${manifest.pyodide}` });
+  const snapshotInfo = manifest.files["pyodide/snapshot.bin"];
+  const snapshot = snapshotInfo
+    ? fetchOk(indexURL + "snapshot.bin", "runtime", "the Python snapshot").then(async (response) => {
+        const chunks = [];
+        let got = 0;
+        let shown = 0;
+        await drain(response, (n, chunk) => {
+          chunks.push(chunk);
+          got += n;
+          if (got - shown > 2e6 || got === snapshotInfo.size) {
+            shown = got;
+            onStage({
+              stage: "runtime",
+              progress: STAGE_END.runtime * Math.min(1, got / snapshotInfo.size),
+              detail: `${(got / 1e6).toFixed(1)} / ${(snapshotInfo.size / 1e6).toFixed(1)} MB`,
+            });
+          }
+        });
+        return concat(chunks);
+      })
+    : null;
   const options = {
     indexURL,
     stdout: (line) => console.log(line),
     stderr: (line) => console.warn(line),
   };
+  const fromSnapshot = snapshot && loadPyodide({ ...options, _loadSnapshot: snapshot });
+  fromSnapshot?.catch(() => {}); // handled below
+  if (snapshot) await snapshot;
+  mark("runtime");
+
+  // 2. python: the interpreter restored from the snapshot (or, failing that, started from
+  // scratch: slower, same result).
+  onStage({ stage: "python", progress: STAGE_END.runtime, detail: `Pyodide ${manifest.pyodide}` });
   let pyodide = null;
-  if (snapshot) {
+  if (fromSnapshot) {
     try {
-      pyodide = await loadPyodide({ ...options, _loadSnapshot: snapshot });
+      pyodide = await fromSnapshot;
       timings.snapshot = true;
     } catch (err) {
       console.warn(`tang: the Python snapshot did not restore (${err.message}); starting afresh`);

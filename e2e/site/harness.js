@@ -28,5 +28,13 @@ worker.onmessage = ({ data }) => {
     pending.delete(data.id);
   }
 };
-worker.onerror = (e) => Object.assign(window.tangTest, { state: "error", error: e.message ?? "worker failed" });
+worker.onerror = (e) => {
+  // the worker died (or never loaded): fail what is waiting now instead of at its timeout
+  const error = `test worker error: ${e.message ?? "worker failed"}`;
+  if (window.tangTest.state === "booting") Object.assign(window.tangTest, { state: "error", error });
+  for (const [id, done] of pending) {
+    pending.delete(id);
+    done({ ok: false, error });
+  }
+};
 worker.postMessage({ init: { base: new URL("../", location.href).href } });

@@ -45,7 +45,7 @@ LOG2E = 1.4426950408889634  # 1/ln 2
 LN2 = 0.6931471805599453
 HALF_PI = 1.5707963267948966
 
-Number = Union[int, float]
+Number = int | float
 Operand = Union["Node", int, float]
 
 # structure key -> weak reference to the node (dead entries are swept now and then)
@@ -54,13 +54,44 @@ _SWEEP_MIN = 1 << 16
 _sweep_at = [_SWEEP_MIN]
 _serials = itertools.count()
 _new_node = object.__new__
+_weak = weakref.ref
+# Freeing a deep graph without deep recursion. CPython frees a node's operands inside the
+# node's own deallocation, a few C frames per level, and Pyodide's WebAssembly stack dies
+# after about a thousand levels (3.14's "trashcan" does not see that stack). So each node's
+# operand tuple is also held here, keyed by the node's weak reference; when a node dies, its
+# entry is queued, and a loop releases queued entries one at a time: releasing one can kill
+# operands, which only queue themselves. The entry of the node whose death runs the loop is
+# still held by that node, so it waits for the next death (``release_dead`` forces it).
+_operands: dict[weakref.ref, tuple] = {}
+_dead: list[weakref.ref] = []
+_releasing = [False]
+
+
+def _died(ref: weakref.ref, _dead: list = _dead, _releasing: list = _releasing) -> None:
+    """Weak-reference callback of every operation node (see _operands)."""
+    _dead.append(ref)
+    if not _releasing[0]:
+        release_dead(keep=ref)
+
+
+def release_dead(keep: weakref.ref | None = None) -> None:
+    """Release the operands of dead nodes, one level at a time, in a loop."""
+    _releasing[0] = True
+    try:
+        kept = [r for r in _dead if r is keep]
+        _dead[:] = [r for r in _dead if r is not keep]
+        while _dead:
+            _operands.pop(_dead.pop(), None)  # may kill operands: they queue themselves
+        _dead.extend(kept)
+    finally:
+        _releasing[0] = False
 
 
 class Node:
     """One interned graph node. ``op`` is a key of PRIMITIVES; ``args`` are child nodes;
     ``value`` is set for constants and ``name`` for variables."""
 
-    __slots__ = ("op", "args", "value", "name", "serial", "__weakref__")
+    __slots__ = ("__weakref__", "args", "name", "op", "serial", "value")
 
     op: str
     args: tuple[Node, ...]
@@ -221,7 +252,11 @@ def _intern(op: str, args: tuple[Node, ...], value, name, key) -> Node:
     node = _new_node(Node)
     node.op, node.args, node.value, node.name = op, args, value, name
     node.serial = next(_serials)
-    _interned[key] = weakref.ref(node)
+    if args:
+        ref = _interned[key] = _weak(node, _died)
+        _operands[ref] = args
+    else:
+        _interned[key] = _weak(node)
     if len(_interned) > _sweep_at[0]:
         _sweep()
     return node
@@ -278,36 +313,61 @@ def make(op: str, *operands: Operand) -> Node:
     return _intern(op, args, None, None, (op, *map(id, args)))
 
 
+def _commutative(op: str, a: Operand, b: Operand) -> Node:
+    """make(op, a, b) for add and mul, with its common case (two nodes, neither a
+    comparison, not both constants) on a short path: they dominate graph building."""
+    if a.__class__ is Node and b.__class__ is Node:
+        ao, bo = a.op, b.op  # type: ignore[union-attr]
+        if ao not in BOOL_OPS and bo not in BOOL_OPS and (ao != "const" or bo != "const"):
+            if a.serial > b.serial:  # type: ignore[union-attr]
+                a, b = b, a
+            key = (op, id(a), id(b))
+            ref = _interned.get(key)
+            node = ref() if ref is not None else None
+            return node if node is not None else _intern(op, (a, b), None, None, key)
+    return make(op, a, b)
+
+
+def _unary(op: str, a: Operand) -> Node:
+    """make(op, a) with the same short path for a node operand."""
+    if a.__class__ is Node and a.op not in BOOL_OPS and a.op != "const":  # type: ignore[union-attr]
+        key = (op, id(a))
+        ref = _interned.get(key)
+        node = ref() if ref is not None else None
+        return node if node is not None else _intern(op, (a,), None, None, key)
+    return make(op, a)
+
+
 def add(a: Operand, b: Operand) -> Node:
-    return make("add", a, b)
+    return _commutative("add", a, b)
 
 
 def mul(a: Operand, b: Operand) -> Node:
-    return make("mul", a, b)
+    return _commutative("mul", a, b)
 
 
 def neg(a: Operand) -> Node:
-    return make("neg", a)
+    return _unary("neg", a)
 
 
 def recip(a: Operand) -> Node:
-    return make("recip", a)
+    return _unary("recip", a)
 
 
 def sqrt(a: Operand) -> Node:
-    return make("sqrt", a)
+    return _unary("sqrt", a)
 
 
 def sin(a: Operand) -> Node:
-    return make("sin", a)
+    return _unary("sin", a)
 
 
 def exp2(a: Operand) -> Node:
-    return make("exp2", a)
+    return _unary("exp2", a)
 
 
 def log2(a: Operand) -> Node:
-    return make("log2", a)
+    return _unary("log2", a)
 
 
 def atan2(y: Operand, x: Operand) -> Node:
@@ -368,7 +428,7 @@ def maximum(a: Operand, b: Operand) -> Node:
     return select(lt(a, b), b, a)
 
 
-def pow(a: Operand, b: Operand) -> Node:  # noqa: A001 - mirrors math.pow
+def pow(a: Operand, b: Operand) -> Node:
     """a**b: integer constant exponents become products (and a reciprocal), 0.5 a sqrt,
     anything else exp2(b*log2(a))."""
     a, b = as_node(a), as_node(b)

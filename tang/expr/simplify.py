@@ -160,17 +160,21 @@ def _match(steps: list[Step], root: Node) -> tuple[dict[str, Node], list[Node]] 
     return env, inner
 
 
-def _new_operations(result: Any, present: dict[int, Any]) -> int:
-    """How many operation nodes under ``result`` are in neither graph yet."""
-    count, stack, seen = 0, [result], set()
+def _new_operations(result: Any, present: dict[int, Any]) -> tuple[int, list[Node]]:
+    """How many operation nodes under ``result`` are in neither graph yet, and the existing
+    nodes those new ones use."""
+    count, stack, seen, used = 0, [result], set(), []
     while stack:
         n = stack.pop()
-        if not isinstance(n, Node) or id(n) in present or id(n) in seen or not n.args:
+        if not isinstance(n, Node) or id(n) in seen:
             continue
         seen.add(id(n))
+        if id(n) in present or not n.args:
+            used.append(n)
+            continue
         count += 1
         stack.extend(n.args)
-    return count
+    return count, used
 
 
 def _compile(pattern: Pattern) -> Pattern:
@@ -186,66 +190,72 @@ Compiled = tuple[list[Step], Callable[..., Any]]
 
 
 class RuleSet:
-    """Rules compiled to flat checks (one per operand order), and looked up by the shape of
-    a node: its op, each operand's op (a constant stands for itself) and whether its two
-    operands are one node. Each node then meets only the few rules that can fit."""
+    """Rules compiled to flat checks (one per operand order), looked up by the shape of a
+    node: its op, its operands' and their operands' ops (a constant that some pattern names
+    stands for itself) and whether its two operands are one node. A node then meets only
+    the rules that can fit it."""
 
     def __init__(self, rules: list[Rule]) -> None:
         self.rules: list[tuple[Pattern, Callable[..., Any]]] = [
             (flat, rewrite) for p, rewrite in rules for flat in _orderings(_compile(p))
         ]
+        self.literals = {id(n): n for p, _ in self.rules for n in _constants(p)}
+        self.by_shape: dict[tuple[Any, ...], list[Compiled]] = {}
 
-    def lookup(self) -> Callable[[Node], list[Compiled]]:
-        """A candidates function with its own cache (it holds constants: one per run)."""
-        by_shape: dict[tuple[Any, ...], list[Compiled]] = {}
+    def candidates(self, node: Node) -> list[Compiled]:
+        args = node.args
+        lit = self.literals
+        shape = (
+            node.op,
+            *[
+                (a if id(a) in lit else a.op, *[c if id(c) in lit else c.op for c in a.args])
+                for a in args
+            ],
+        )
+        if len(args) == 2 and args[0] is args[1]:
+            shape += (True,)
+        found = self.by_shape.get(shape)
+        if found is None:
+            found = [(_steps(p), rw) for p, rw in self.rules if _fits(p, shape)]
+            self.by_shape[shape] = found
+        return found
 
-        def candidates(node: Node) -> list[Compiled]:
-            args = node.args
-            shape = (node.op, *[a if a.op == "const" else a.op for a in args])
-            if len(args) == 2 and args[0] is args[1]:
-                shape += (True,)
-            found = by_shape.get(shape)
-            if found is None:
-                found = [(_steps(p), rw) for p, rw in self.rules if _fits(p, shape)]
-                by_shape[shape] = found
-            return found
 
-        return candidates
+def _constants(pattern: Pattern) -> list[Node]:
+    """The constant nodes a (compiled) pattern names."""
+    if isinstance(pattern, Node):
+        return [pattern]
+    if isinstance(pattern, tuple):
+        return [n for sub in pattern[1:] for n in _constants(sub)]
+    return []
+
+
+def _admits(pattern: Pattern, key: Any) -> bool:
+    """Whether a node whose shape key is ``key`` (its op, or the literal constant itself)
+    can match ``pattern``."""
+    op = key.op if isinstance(key, Node) else key
+    if isinstance(pattern, tuple):
+        return pattern[0] == op
+    if isinstance(pattern, Node):
+        return pattern is key
+    return pattern[0] != "c" or op == "const"
 
 
 def _fits(pattern: Pattern, shape: tuple[Any, ...]) -> bool:
-    """Whether a node of this shape can match the (flat) pattern."""
+    """Whether a node of this shape (two levels deep) can match the (flat) pattern."""
     subs = pattern[1:]
     if pattern[0] != shape[0] or len(subs) + 1 > len(shape):
         return False
-    for sub, key in zip(subs, shape[1:], strict=False):
-        if isinstance(sub, tuple):
-            if sub[0] != key:
-                return False
-        elif isinstance(sub, Node):
-            if sub is not key:
-                return False
-        elif sub[0] == "c" and not isinstance(key, Node):
+    for sub, (key, *child_keys) in zip(subs, shape[1:], strict=False):
+        if not _admits(sub, key):
             return False
+        if isinstance(sub, tuple):
+            if len(sub) - 1 != len(child_keys):
+                return False
+            if not all(_admits(p, k) for p, k in zip(sub[1:], child_keys, strict=True)):
+                return False
     same = len(subs) == 2 and isinstance(subs[0], str) and subs[0] == subs[1]
     return not same or shape[-1] is True
-
-
-def _apply(rules: list[Compiled], node: Node, uses: dict[int, int], present: dict) -> Any:
-    """The first rule's rewrite of ``node`` that does not grow the DAG, or None. A rewrite
-    frees the root and every matched operation only it used; it may add as many."""
-    for steps, rewrite in rules:
-        found = _match(steps, node)
-        if found is None:
-            continue
-        env, inner = found
-        result = rewrite(**{k: (v.value if k[0] == "c" else v) for k, v in env.items()})
-        if result is None:
-            continue
-        freed = 1 + sum(1 for n in inner[1:] if uses.get(id(n)) == 1)
-        if _new_operations(result, present) <= freed:
-            return result
-    return None
 
 
 _RULES = {True: RuleSet(EXACT + FINITE), False: RuleSet(EXACT)}
@@ -263,46 +273,138 @@ def _use_counts(order: list[Node], outputs: list[Any]) -> dict[int, int]:
     return uses
 
 
-def _rewrite_pass(outputs: list[Any], candidates: Callable[[Node], list[Compiled]]) -> list[Any]:
-    """Rebuild every node over its rewritten operands, then rewrite it until no rule fits."""
-    order = topo_order(o for o in outputs if isinstance(o, Node))
-    uses = _use_counts(order, outputs)
-    present: dict[int, Any] = dict(zip(uses, order, strict=True))  # old graph, then new
-    new: dict[int, Any] = {}
-    for node in order:
-        if not node.args:
-            new[id(node)] = node
-            continue
-        args = [new[id(a)] for a in node.args]
-        result: Any = node
-        for a, b in zip(args, node.args, strict=True):
-            if a is not b:
-                result = BUILD[node.op](*args)
-                break
-        for _ in range(16):  # rules shrink or canonicalize; the bound is a safety net
-            if result.__class__ is not Node or not result.args:
-                break
-            fitting = candidates(result)
-            rewritten = _apply(fitting, result, uses, present) if fitting else None
+class _Pass:
+    """One sweep over the graph, children first: each node is rebuilt over its rewritten
+    operands and rewritten until no rule fits; the nodes a rewrite creates are rewritten
+    the same way before their parent (an explicit stack, never recursion)."""
+
+    def __init__(self, outputs: list[Any], rules: RuleSet, normal: dict[int, Node]) -> None:
+        self.outputs = outputs
+        self.order = topo_order(o for o in outputs if isinstance(o, Node))
+        self.present: dict[int, Any] = dict(zip(map(id, self.order), self.order, strict=True))
+        self._uses: dict[int, int] | None = None
+        self.extra_uses: dict[int, int] = {}
+        self.rules = rules
+        self.normal = normal  # nodes no rule fits (kept alive, so their ids stay theirs)
+        self.refused = self.just_refused = False
+
+    @property
+    def uses(self) -> dict[int, int]:
+        """Use counts in the graph as the sweep began (counted when first needed)."""
+        if self._uses is None:
+            self._uses = _use_counts(self.order, self.outputs)
+        return self._uses
+
+    def run(self) -> list[Any]:
+        new: dict[int, Any] = {}
+        normal, candidates = self.normal, self.rules.candidates
+        for node in self.order:
+            if id(node) in new:
+                continue
+            if not node.args:
+                new[id(node)] = node
+                continue
+            for a in node.args:
+                if new[id(a)] is not a:
+                    break
+            else:  # its operands stayed: often nothing to do
+                if id(node) in normal:
+                    new[id(node)] = node
+                    continue
+                if not candidates(node):
+                    normal[id(node)] = node
+                    new[id(node)] = node
+                    continue
+            new[id(node)] = self.normalize(node, new)
+        return [new[id(o)] if isinstance(o, Node) else o for o in self.outputs]
+
+    def apply(self, node: Node) -> Any:
+        """The first rule's rewrite of ``node`` that does not grow the DAG, or None. A
+        rewrite frees the root and every matched operation only it used, and may add as
+        many; one refused for that is worth another pass (use counts change)."""
+        self.just_refused = False
+        for steps, rewrite in self.rules.candidates(node):
+            found = _match(steps, node)
+            if found is None:
+                continue
+            env, inner = found
+            result = rewrite(**{k: (v.value if k[0] == "c" else v) for k, v in env.items()})
+            if result is None:
+                continue
+            freed = 1
+            if len(inner) > 1:
+                uses, extra = self.uses, self.extra_uses
+                freed += sum(1 for n in inner[1:] if uses.get(id(n), 0) + extra.get(id(n), 0) == 1)
+            added, used = _new_operations(result, self.present)
+            if added <= freed:
+                for n in used:  # new references this sweep made: their nodes are not freed
+                    self.extra_uses[id(n)] = self.extra_uses.get(id(n), 0) + 1
+                return result
+            self.refused = self.just_refused = True
+        return None
+
+    def normalize(self, root: Node, done: dict[int, Any]) -> Any:
+        """The rewritten form of ``root`` (whose operands are done), given ``done``: old or
+        new node id → rewritten form."""
+        normal, present = self.normal, self.present
+        stack: list[tuple[Node, Any]] = [(root, True)]
+        budget = 256  # rewrites for one node: rules shrink or canonicalize, this is a net
+        while stack:
+            node, state = stack.pop()
+            if id(node) in done and state is None:
+                continue
+            if not node.args:
+                done[id(node)] = node
+                continue
+            if isinstance(state, Node):  # node was rewritten to state: take its form
+                done[id(node)] = done[id(state)]
+                continue
+            if state is None:  # operands first
+                stack.append((node, True))
+                stack.extend((a, None) for a in node.args if id(a) not in done)
+                continue
+            args = [done.get(id(a), a) for a in node.args]
+            current: Any = node
+            for a, b in zip(args, node.args, strict=True):
+                if a is not b:
+                    current = BUILD[node.op](*args)
+                    break
+            rewritten = None
+            if budget > 0 and current.__class__ is Node and current.args:
+                rewritten = None if id(current) in normal else self.apply(current)
             if rewritten is None:
-                break
-            result = rewritten if isinstance(rewritten, (Node, bool)) else const(rewritten)
-        new[id(node)] = result
-        present[id(result)] = result
-    return [new[id(o)] if isinstance(o, Node) else o for o in outputs]
+                if current.__class__ is Node:
+                    if not self.just_refused:  # else the next sweep tries it again
+                        normal[id(current)] = current
+                    present[id(current)] = current
+                done[id(node)] = current
+                continue
+            budget -= 1
+            if not isinstance(rewritten, (Node, bool)):
+                rewritten = const(rewritten)
+            if isinstance(rewritten, bool) or not rewritten.args:
+                done[id(node)] = rewritten
+                continue
+            present[id(rewritten)] = rewritten
+            stack.append((node, rewritten))  # then node takes the rewritten form
+            stack.append((rewritten, None))  # which is rewritten first, operands first
+        return done[id(root)]
 
 
-def simplify(target: Graph | Node, *, assume_finite: bool = True, max_passes: int = 64) -> Any:
+def simplify(target: Graph | Node, *, assume_finite: bool = True, max_passes: int = 16) -> Any:
     """Rewrite to a fixpoint (see the module docstring for the two rule tables); returns the
     same kind it was given, a Graph or a Node."""
     graph = target if isinstance(target, Graph) else Graph(sorted(variables([target])), [target])
-    candidates = _RULES[bool(assume_finite)].lookup()
+    rules = _RULES[bool(assume_finite)]
     outputs: list[Any] = list(graph.outputs)
+    normal: dict[int, Node] = {}
     with building():
         for _ in range(max_passes):
-            rewritten = _rewrite_pass(outputs, candidates)
-            if all(a is b for a, b in zip(rewritten, outputs, strict=True)):
-                break
+            sweep = _Pass(outputs, rules, normal)
+            rewritten = sweep.run()
+            unchanged = all(a is b for a, b in zip(rewritten, outputs, strict=True))
             outputs = rewritten
+            if unchanged or not sweep.refused:  # a sweep leaves every node it saw settled
+                break
     nodes = [o if isinstance(o, Node) else const(float(o)) for o in outputs]
     return Graph(graph.inputs, nodes) if isinstance(target, Graph) else nodes[0]

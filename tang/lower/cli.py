@@ -12,7 +12,7 @@ import argparse
 import re
 from typing import Any
 
-from ..cli import BadInput
+from ..cli import BadInput, expression_command
 
 HELP = "print an expression (and its gradient) as code for one backend"
 DECLARATION = re.compile(r"\s*[A-Za-z_]\w*\s*\([\w\s,]*\)\s*=(?!=)")
@@ -22,12 +22,7 @@ def register(subparsers: Any) -> None:
     """Add the ``kernel`` subcommand."""
     from . import BACKENDS
 
-    p = subparsers.add_parser(
-        "kernel",
-        help=HELP,
-        description=HELP + ". An expression starting with '-' goes after '--', options first.",
-    )
-    p.add_argument("expr", help="e.g. 'sin(x)*y' or 'f(x, y) = x^2 + y'")
+    p = expression_command(subparsers, "kernel", HELP)
     p.add_argument(
         "--backend",
         default="wgsl",

@@ -1,4 +1,12 @@
 // The panels the page mounts, in order. Each is a module under web/panels/ whose default
 // export is {id, title, mount(element, rpc)}; `rpc` is web/rpc.js ({call, ready, onBoot,
 // RpcError, canInterrupt}). Add a panel by adding its file name here.
-export default ["about.js"];
+export default [
+  "editor.js",
+  "graph.js",
+  "run.js",
+  "how-dual.js",
+  "how-lower.js",
+  "compare.js",
+  "about.js",
+];

@@ -1,0 +1,170 @@
+"""Speed of the numeric core, each figure next to a peer measured in the same run.
+
+    python benchmarks/core.py [--repeat R]
+
+(a) parse + grad + simplify of the 20 core expressions (tang's parser builds the graph as
+    it reads, so parsing is the trace), next to sympy's ``diff`` in x, y and z plus ``cse``
+    of value and gradient on the same expressions (sympy is handed its expressions already
+    built: its parsing is not timed; its cache is cleared before each run, as tang's
+    results are dropped between runs). Target: tang ≥ 100× faster.
+(b) the gradient graph of a 1,600-step leapfrog orbit (``tang.geometry.leapfrog_orbit``,
+    written once over any number): trace + reverse mode. Target ≤ 0.5 s. For scale, the
+    same simulation run once on plain floats.
+(c) a Dual multiply-add ``a = a*b + c`` in a loop, next to the same loop on floats.
+    Target ≤ 12×.
+
+Times are the minimum (or median, where said) of R runs in this one process, interleaved
+so a busy machine slows each contender alike.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from expressions import EXPRESSIONS
+
+import tang
+from tang.expr.parse import parse_graph
+from tang.geometry import leapfrog_orbit
+
+INPUTS = ("x", "y", "z")
+
+
+def timings(fns: list[Callable[[], object]], repeat: int) -> list[list[float]]:
+    """Seconds of each function per run, the functions taking turns ``repeat`` times."""
+    times: list[list[float]] = [[] for _ in fns]
+    for _ in range(repeat):
+        for fn, ts in zip(fns, times, strict=True):
+            start = time.perf_counter()
+            fn()
+            ts.append(time.perf_counter() - start)
+    return times
+
+
+def sympy_expressions() -> list[object]:
+    """The same 20 expressions in sympy, read by sympy itself (this is not timed)."""
+    import sympy as sp
+
+    names = {
+        "where": lambda c, a, b: sp.Piecewise((a, c), (b, True)),
+        "atan2": sp.atan2,
+        "pow": sp.Pow,
+        "max": sp.Max,
+        "min": sp.Min,
+        "abs": sp.Abs,
+        "e": sp.E,
+        "pi": sp.pi,
+    }
+    names.update({n: sp.Symbol(n, real=True) for n in INPUTS})
+    return [sp.sympify(text.replace("^", "**"), locals=names) for text in EXPRESSIONS.values()]
+
+
+def bench_expressions(repeat: int) -> None:
+    import sympy as sp
+    from sympy.core.cache import clear_cache
+
+    texts = list(EXPRESSIONS.values())
+    exprs = sympy_expressions()
+    symbols = [sp.Symbol(n, real=True) for n in INPUTS]
+
+    def tang_one(text: str) -> Callable[[], object]:
+        return lambda: tang.simplify(tang.grad(parse_graph(text, variables=INPUTS)))
+
+    def sympy_one(expr: object) -> Callable[[], object]:
+        def run() -> object:
+            clear_cache()  # sympy memoizes: without this, reruns would only look results up
+            return sp.cse([expr, *(sp.diff(expr, s) for s in symbols)])
+
+        return run
+
+    fns = [f for t, e in zip(texts, exprs, strict=True) for f in (tang_one(t), sympy_one(e))]
+    times = timings(fns, repeat)
+    print(f"(a) parse + grad + simplify, 20 expressions (min of {repeat}):")
+    print(
+        f"    {'expression':<15}{'tang ms':>10}{'sympy ms':>11}{'ratio':>9}   peer: sympy diff+cse"
+    )
+    total_tang = total_sympy = 0.0
+    ratios = []
+    for i, name in enumerate(EXPRESSIONS):
+        t, s = min(times[2 * i]), min(times[2 * i + 1])
+        total_tang, total_sympy = total_tang + t, total_sympy + s
+        ratios.append(s / t)
+        print(f"    {name:<15}{t * 1e3:10.3f}{s * 1e3:11.2f}{s / t:8.0f}×")
+    print(
+        f"    total: tang {total_tang * 1e3:.1f} ms, sympy {total_sympy * 1e3:.1f} ms: "
+        f"tang {total_sympy / total_tang:.0f}× faster (per expression: min "
+        f"{min(ratios):.0f}×, median {statistics.median(ratios):.0f}×; target ≥ 100×)"
+    )
+
+
+def miss(x: object, y: object, vx: object, vy: object) -> object:
+    """Squared distance from the orbit's end point to a target: one number to differentiate."""
+    fx, fy, _, _ = leapfrog_orbit(x, y, vx, vy, steps=1600, dt=0.01)
+    return (fx - 0.5) ** 2 + (fy + 0.8) ** 2
+
+
+def bench_orbit(repeat: int) -> None:
+    sizes: list[tuple[int, int]] = []
+
+    def build() -> None:
+        graph = tang.trace(miss)
+        gradient = tang.grad(graph)
+        sizes.append((len(graph), len(gradient)))
+
+    def on_floats() -> None:
+        miss(1.0, 0.0, 0.0, 1.1)
+
+    build_times, float_times = timings([build, on_floats], repeat)
+    b, f = statistics.median(build_times), statistics.median(float_times)
+    forward, backward = sizes[-1]
+    print(f"(b) gradient graph of a 1,600-step leapfrog orbit (median of {repeat}):")
+    print(
+        f"    trace + grad: {b:.3f} s for {forward} + {backward} nodes (target ≤ 0.5 s); "
+        f"min {min(build_times):.3f} s"
+    )
+    print(f"    peer: the same simulation once on floats: {f * 1e3:.1f} ms ({b / f:.0f}×)")
+
+
+def bench_dual(repeat: int) -> None:
+    n = 100_000
+
+    def loop(a: object, b: object, c: object) -> object:
+        for _ in range(n):
+            a = a * b + c  # type: ignore[operator]
+        return a
+
+    d = tang.Dual
+    cases = [
+        ("floats", lambda: loop(0.5, 0.999, 0.001)),
+        ("Dual·Dual + Dual", lambda: loop(d(0.5, 1.0), d(0.999, 0.0), d(0.001, 0.0))),
+        ("Dual·float + float", lambda: loop(d(0.5, 1.0), 0.999, 0.001)),
+    ]
+    times = timings([fn for _, fn in cases], repeat)
+    base = min(times[0])
+    print(f"(c) multiply-add a = a*b + c, {n} times in a loop (min of {repeat}):")
+    for (name, _), ts in zip(cases, times, strict=True):
+        t = min(ts)
+        print(f"    {name:<20}{t / n * 1e9:8.0f} ns{t / base:8.1f}×   peer: floats")
+    print("    target: Dual ≤ 12× floats")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    print(f"python {sys.version.split()[0]} on {sys.platform}")
+    bench_expressions(args.repeat)
+    bench_orbit(args.repeat)
+    bench_dual(max(args.repeat, 7))
+
+
+if __name__ == "__main__":
+    main()

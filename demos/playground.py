@@ -1,0 +1,199 @@
+"""Worker methods ``playground.*``: the hero editor's one round trip, text → eight kernels.
+
+    playground.compile  {expr, grad=True}   parse → gradient → simplify → schedule once →
+                                            print for every backend, plus the graph to draw
+
+A parse error is an answer, not a failure: ``{"error": {message, column, position, end}}``
+(1-based column, 0-based span), so the page can underline it. Everything else comes back as
+``{"inputs", "outputs", "kernels": {backend: {source, lines}}, "graph", "timing"}`` where
+``lines`` maps a kernel line (1-based) to the serials of the graph nodes it computes: the
+page's hover link between the SVG and the code. The text is only ever read by tang's parser.
+
+    python -m demos.playground 'f(x, y) = x*sin(y)' [--backend c]   the same, on a terminal
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from demos.api import handler
+from tang.expr.grad import gradient
+from tang.expr.graph import Graph, Node, topo_order, variables
+from tang.expr.parse import DEFAULT_VARIABLES, ParseError, parse_graph
+from tang.expr.simplify import simplify
+from tang.lower import BACKENDS, schedule
+
+MAX_GRAPH_NODES = 160  # more than this and the SVG is a hairball: the page says so instead
+
+# op → the label drawn in its graph node (constants and variables draw their value/name)
+LABELS: dict[str, str] = {
+    "add": "+",
+    "mul": "×",
+    "neg": "−",
+    "recip": "1/x",
+    "sqrt": "√",
+    "sin": "sin",
+    "exp2": "exp2",
+    "log2": "log2",
+    "atan2": "atan2",
+    "lt": "<",
+    "le": "≤",
+    "eq": "=",
+    "select": "?:",
+}
+
+
+def build(text: str, grad: bool = True) -> tuple[Graph, list[str]]:
+    """The graph to print for ``text`` (value, then each partial when ``grad``) and the
+    output labels. Inputs: the ``f(a, b) = …`` declaration, else the x, y, z it uses."""
+    graph = parse_graph(text)
+    if graph.inputs == DEFAULT_VARIABLES:
+        used = set(variables(graph.outputs))
+        graph = Graph([v for v in graph.inputs if v in used], graph.outputs)
+    labels = ["f"]
+    if grad:
+        graph = simplify(gradient(graph), assume_finite=False)  # exact rules: same bits
+        labels += [f"df/d{v}" for v in graph.inputs]
+    return graph, labels
+
+
+def layout(outputs: Sequence[Node], labels: Sequence[str]) -> dict[str, Any]:
+    """A layered drawing of the DAG: leaves in layer 0, each node one layer below its
+    deepest operand; order within a layer by the barycentre of the operands (two sweeps)."""
+    order = topo_order(outputs)
+    if len(order) > MAX_GRAPH_NODES:
+        return {"nodes": [], "edges": [], "total": len(order), "limit": MAX_GRAPH_NODES}
+    users: dict[Node, list[Node]] = {n: [] for n in order}
+    for n in order:
+        for a in n.args:
+            users[a].append(n)
+    layer: dict[Node, int] = {}
+    for n in order:  # children first: one pass gives the longest path from a leaf
+        layer[n] = 1 + max((layer[a] for a in n.args), default=-1)
+    for n in reversed(order):  # a constant sits just above its first user, not on top
+        if n.op == "const" and users[n]:
+            layer[n] = max(0, min(layer[u] for u in users[n]) - 1)
+    rows: list[list[Node]] = [[] for _ in range(1 + max(layer.values(), default=0))]
+    for n in order:
+        rows[layer[n]].append(n)
+    pos: dict[Node, float] = {}
+    for row in rows:
+        for k, n in enumerate(row):
+            pos[n] = float(k)
+    for neighbours, sweep in ((lambda n: n.args, rows[1:]), (users.__getitem__, rows[-2::-1])):
+        for row in sweep:
+            key = {n: _mean([pos[m] for m in neighbours(n)], pos[n]) for n in row}
+            row.sort(key=key.__getitem__)
+            for k, n in enumerate(row):
+                pos[n] = float(k)
+    width = max(len(r) for r in rows)
+    names: dict[Node, list[str]] = {}
+    for o, label in zip(outputs, labels, strict=True):
+        names.setdefault(o, []).append(label)
+    nodes = []
+    for depth, row in enumerate(rows):
+        shift = (width - len(row)) / 2
+        for k, n in enumerate(row):
+            nodes.append(
+                {
+                    "id": n.serial,
+                    "op": n.op,
+                    "label": _label(n),
+                    "x": k + shift,
+                    "y": depth,
+                    "outputs": names.get(n, []),
+                }
+            )
+    edges = [[a.serial, n.serial] for n in order for a in n.args]
+    return {"nodes": nodes, "edges": edges, "total": len(order), "limit": MAX_GRAPH_NODES}
+
+
+def _mean(values: list[float], default: float) -> float:
+    return sum(values) / len(values) if values else default
+
+
+def _label(n: Node) -> str:
+    if n.op == "var":
+        return str(n.name)
+    if n.op == "const":
+        v = float(n.value)  # type: ignore[arg-type]
+        if math.isnan(v) or math.isinf(v):
+            return str(v)
+        return f"{v:.4g}"
+    return LABELS.get(n.op, n.op)
+
+
+@handler("playground.compile")
+def compile_expression(expr: str, grad: bool = True) -> dict[str, Any]:
+    """Parse, differentiate, simplify and lower ``expr`` for all eight backends at once."""
+    if not isinstance(expr, str):
+        raise TypeError(f"expr must be a string, got {type(expr).__name__}")
+    t0 = time.perf_counter()
+    try:
+        graph, labels = build(expr, bool(grad))
+    except ParseError as err:
+        return {
+            "error": {
+                "message": err.message,
+                "column": err.column,
+                "position": err.position,
+                "end": err.end,
+            },
+            "timing": {"python_ms": (time.perf_counter() - t0) * 1e3},
+        }
+    t1 = time.perf_counter()
+    prog = schedule(graph.outputs, graph.inputs, output_names=labels)  # one schedule, 8 prints
+    kernels = {}
+    for name, printer in BACKENDS.items():
+        low = printer.render(prog)
+        kernels[name] = {"source": low.source, "lines": low.line_serials()}
+    t2 = time.perf_counter()
+    drawing = layout(graph.outputs, labels)
+    t3 = time.perf_counter()
+    return {
+        "inputs": list(graph.inputs),
+        "outputs": labels,
+        "kernels": kernels,
+        "graph": drawing,
+        "timing": {
+            "python_ms": (t3 - t0) * 1e3,
+            "parse_grad_ms": (t1 - t0) * 1e3,
+            "lower_ms": (t2 - t1) * 1e3,
+            "layout_ms": (t3 - t2) * 1e3,
+        },
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Print one backend's kernel (or, with --json, the whole answer the page receives)."""
+    p = argparse.ArgumentParser(
+        prog="python -m demos.playground", description=__doc__.split("\n")[0]
+    )
+    p.add_argument("expr", help="e.g. 'f(x, y) = x*sin(y)'")
+    p.add_argument("--backend", default="wgsl", choices=list(BACKENDS))
+    p.add_argument("--no-grad", action="store_true", help="the value only")
+    p.add_argument("--json", action="store_true", help="print the worker's JSON answer")
+    args = p.parse_args(argv)
+    out = compile_expression(args.expr, grad=not args.no_grad)
+    if args.json:
+        print(json.dumps(out, indent=1))
+        return 0 if "error" not in out else 2
+    if "error" in out:
+        e = out["error"]
+        print(
+            f"{args.expr}\n{' ' * e['position']}^ column {e['column']}: {e['message']}",
+            file=sys.stderr,
+        )
+        return 2
+    print(out["kernels"][args.backend]["source"], end="")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,219 @@
+"""The hero editor in Chromium: typing updates all eight tabs, errors underline the right
+column and keep the last good kernel (marked stale), a share URL restores the page, hover
+links the graph and the kernel both ways, hostile hashes run nothing, and screenshots at
+375 px and 1280 px are written to e2e/artifacts/ for review."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import TangPage
+
+ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
+CODE = ".code-box .cm-content"
+INPUT = ".expr-input .cm-content"
+TABS = ["WGSL", "C", "CUDA", "Metal", "OpenCL", "GLSL", "JavaScript", "Python"]
+# a line each backend's kernel must contain (its own spelling of the frame)
+SIGNATURES = {
+    "WGSL": "@compute",
+    "C": "void f(const double",
+    "CUDA": "__global__",
+    "Metal": "kernel void",
+    "OpenCL": "__kernel",
+    "GLSL": "#version",
+    "JavaScript": "function f(",
+    "Python": "def f(",
+}
+
+
+def open_editor(launch, url: str, viewport=None) -> TangPage:
+    context = launch(viewport=viewport)
+    page = context.pages[0] if context.pages else context.new_page()
+    tp = TangPage(page, url)
+    tp.warnings = []
+    page.on("console", lambda m: m.type == "warning" and tp.warnings.append(m.text))
+    tp.open()
+    wait_compiled(tp)
+    return tp
+
+
+def wait_compiled(tp: TangPage, expr: str | None = None, state: str = "ok") -> None:
+    """Wait until the kernel panel shows `state` (for `expr` when given)."""
+    tp.page.wait_for_function(
+        """([expr, state]) => {
+             const out = document.querySelector('.kernel-output');
+             if (!out || out.dataset.state !== state) return false;
+             const bad = document.querySelector('.expr-status').dataset.kind === 'bad';
+             return expr === null || (state === 'ok' ? out.dataset.expr === expr : bad);
+           }""",
+        arg=[expr, state],
+        timeout=30_000,
+    )
+
+
+def type_expression(tp: TangPage, text: str) -> None:
+    tp.page.click(INPUT)
+    tp.page.keyboard.press("Control+A")
+    tp.page.keyboard.press("Backspace")
+    tp.page.keyboard.type(text)
+
+
+def code_text(tp: TangPage) -> str:
+    return tp.page.evaluate(
+        "[...document.querySelectorAll('.code-box .cm-line')].map(l => l.textContent).join('\\n')"
+    )
+
+
+def test_typing_updates_all_eight_tabs(launch, site):
+    tp = open_editor(launch, site.url)
+    assert tp.console_errors == [] and tp.warnings == [], (tp.console_errors, tp.warnings)
+    text = "f(x, y) = x * cos(y) + tanh(x)"
+    type_expression(tp, text)
+    wait_compiled(tp, text)
+    status = tp.page.inner_text(".expr-status")
+    assert "df/dx" in status and "df/dy" in status
+    seen = set()
+    for tab in TABS:
+        tp.page.get_by_role("tab", name=tab, exact=True).click()
+        assert tp.page.get_by_role("tab", name=tab, exact=True).get_attribute("aria-selected") == (
+            "true"
+        )
+        code = code_text(tp)
+        assert SIGNATURES[tab] in code, tab
+        assert "df/dy" in code and "z" not in code.split("output j")[0].split("input k")[-1], tab
+        seen.add(code)
+    assert len(seen) == 8
+    # keyboard: arrows move between the tab buttons, and the kernel follows
+    tp.page.get_by_role("tab", name="Python", exact=True).focus()
+    tp.page.keyboard.press("ArrowRight")  # wraps to the first
+    assert tp.page.evaluate("document.activeElement.textContent") == "WGSL"
+    assert "@compute" in code_text(tp)
+    tp.page.keyboard.press("End")
+    assert tp.page.evaluate("document.activeElement.textContent") == "Python"
+    assert "def f(" in code_text(tp)
+    assert tp.console_errors == [], tp.console_errors
+
+
+def test_bad_expression_underlines_the_column_and_keeps_the_last_kernel(launch, site):
+    tp = open_editor(launch, site.url)
+    type_expression(tp, "x * sin(y)")
+    wait_compiled(tp, "x * sin(y)")
+    good = code_text(tp)
+    type_expression(tp, "x * sin(y) + * 2")
+    wait_compiled(tp, "x * sin(y) + * 2", state="stale")
+    status = tp.page.locator(".expr-status")
+    assert status.get_attribute("data-column") == "14"
+    assert "'*'" in status.inner_text()
+    underlined = tp.page.eval_on_selector_all(
+        ".expr-input .cm-lintRange-error", "els => els.map(e => e.textContent)"
+    )
+    assert underlined == ["*"]
+    caret = tp.page.inner_text(".expr-caret").split("\n")
+    assert caret[1].index("^") == 13 and caret[0][13] == "*"
+    assert tp.page.is_visible(".stale-note")
+    assert code_text(tp) == good  # the last good kernel stays
+    # fixing the text clears the error and the stale mark
+    for _ in " + * 2":
+        tp.page.keyboard.press("Backspace")
+    wait_compiled(tp, "x * sin(y)")
+    assert not tp.page.is_visible(".stale-note")
+    assert tp.page.locator(".expr-input .cm-lintRange-error").count() == 0
+    assert tp.console_errors == [], tp.console_errors
+
+
+def test_share_url_restores_the_state_in_a_fresh_page(launch, site):
+    tp = open_editor(launch, site.url)
+    text = "f(a, b) = a^2 / (1 + b^2)"
+    type_expression(tp, text)
+    wait_compiled(tp, text)
+    tp.page.get_by_role("tab", name="OpenCL", exact=True).click()
+    tp.page.wait_for_function("location.hash.includes('tab=opencl')")
+    url = tp.page.evaluate("location.href")
+    assert "#expr=" in url
+    fresh = open_editor(launch, url)  # a new browser profile
+    assert fresh.page.inner_text(INPUT) == text
+    selected = fresh.page.locator('[role="tab"][aria-selected="true"]')
+    assert selected.inner_text() == "OpenCL"
+    code = code_text(fresh)
+    assert "__kernel" in code and "df/db" in code
+    assert fresh.page.locator(".kernel-output").get_attribute("data-expr") == text
+
+
+def test_hover_links_graph_and_kernel_both_ways(launch, site):
+    tp = open_editor(launch, site.url)
+    type_expression(tp, "sin(x) * y")
+    wait_compiled(tp, "sin(x) * y")
+    tp.page.get_by_role("tab", name="C", exact=True).click()
+    page = tp.page
+    # graph → code: hovering the sin node marks the line that computes sin(x)
+    page.hover(".graph-node.op-sin")
+    page.wait_for_selector(".code-box .cm-linked")
+    marked = page.eval_on_selector_all(".code-box .cm-linked", "ls => ls.map(l => l.textContent)")
+    assert marked and "sin(x)" in marked[0], marked
+    # code → graph: hovering that line marks the sin node (and nothing unrelated)
+    page.mouse.move(0, 0)
+    page.wait_for_function("!document.querySelector('.graph-node.linked')")
+    line = page.locator(".code-box .cm-line", has_text="sin(x)").first
+    line.hover(position={"x": 40, "y": 5})
+    page.wait_for_selector(".graph-node.linked")
+    linked = page.eval_on_selector_all(".graph-node.linked", "gs => gs.map(g => g.classList[1])")
+    assert "op-sin" in linked, linked
+    # keyboard: focusing a node links it too
+    page.mouse.move(0, 0)
+    page.focus(".graph-node.op-var")
+    page.wait_for_selector(".code-box .cm-linked")
+    assert "src[" in page.inner_text(".code-box .cm-linked")
+
+
+HOSTILE = [
+    "#expr=<img src=x onerror=alert(1)>",
+    "#expr=%3Cimg%20src%3Dx%20onerror%3D%22window.__pwned%3D1%22%3E&tab=c",
+    "#expr=<script>window.__pwned=1</script>",
+    "#expr=__import__('os').system('echo pwned')",
+    "#expr=javascript:alert(1)&tab=<svg/onload=alert(1)>",
+    "#expr=%E0%A4%A&tab=python",  # a malformed escape
+]
+
+
+def test_hostile_hash_shows_a_parse_error_and_runs_nothing(launch, site):
+    context = launch()
+    page = context.pages[0] if context.pages else context.new_page()
+    dialogs, requests = [], []
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    page.on("request", lambda r: requests.append(r.url))
+    tp = TangPage(page, site.url + HOSTILE[0]).open()  # on load …
+    for k, hash_ in enumerate(HOSTILE):
+        if k:  # … and as a hash edited by hand (hashchange)
+            before = page.inner_text(INPUT)
+            page.evaluate("h => { location.hash = h; }", hash_)
+            page.wait_for_function(
+                "t => document.querySelector('.expr-input .cm-content').innerText !== t",
+                arg=before,
+            )
+        wait_compiled(tp, state="error")  # nothing ever compiled: no last good kernel
+        status = page.locator(".expr-status")
+        page.wait_for_function("document.querySelector('.expr-status').dataset.kind === 'bad'")
+        assert int(status.get_attribute("data-column")) >= 1, hash_
+        typed = page.inner_text(INPUT)
+        assert typed and any(c in typed for c in "<:%'"), (hash_, typed)
+    page.wait_for_timeout(300)  # an injected onerror would have fired by now
+    assert dialogs == []
+    assert page.evaluate("window.__pwned") is None
+    assert page.locator("#panels img, #panels script, #panels svg[onload]").count() == 0
+    assert not [u for u in requests if u.split("?")[0].endswith("/x")]
+    assert page.locator('[role="tab"][aria-selected="true"]').inner_text() == "Python"
+    assert tp.console_errors == [], tp.console_errors
+
+
+@pytest.mark.parametrize("width", [375, 1280])
+def test_screenshots_and_no_sideways_scroll(launch, site, width):
+    tp = open_editor(launch, site.url, viewport={"width": width, "height": 900})
+    overflow = tp.page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+    assert overflow <= 0, f"the page scrolls sideways by {overflow} px at {width} px"
+    ARTIFACTS.mkdir(exist_ok=True)
+    (ARTIFACTS / ".gitignore").write_text("*\n")  # review material, never committed
+    path = ARTIFACTS / f"editor-{width}.png"
+    tp.page.screenshot(path=str(path), full_page=True)
+    assert path.stat().st_size > 10_000
+    assert tp.console_errors == [] and tp.warnings == [], (tp.console_errors, tp.warnings)

@@ -1,0 +1,146 @@
+"""The "Run it" panel: the editor's expression and its derivative along a grid, computed by
+tang's WGSL kernel on WebGPU in the worker, checked against the CPU, plotted. One page per
+adapter setup (see test_gpu_page.py for the two adapters); every number the page plots is
+compared with tang's CPU path run here, in the test process."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from concurrent.futures import ThreadPoolExecutor
+from urllib.parse import quote
+
+import pytest
+from conftest import TangPage
+from test_gpu_page import ADAPTERS, open_page
+
+from demos import api
+
+DEFAULT_EXPR = "f(x, y, z) = sin(x) * y + exp(z / (1 + x*x))"  # web/state.js DEFAULT_EXPR
+RUN = "#panel-run .panel-body"
+# |page - desktop CPU| <= TOL * (1 + |value|): f32 rounding, and SwiftShader's sin (~2e-4)
+TOL = {"swiftshader": 1e-3, "lavapipe": 2e-5, "cpu": 1e-6}
+
+
+def desktop(expr: str, n: int, fixed: dict, axis: str | None = None) -> dict:
+    """The same grid on tang's CPU device, in this process."""
+    params = {"expr": expr, "n": n, "bins": min(512, n), "fixed": fixed, "device": "cpu"}
+    if axis:
+        params["axis"] = axis
+    job = api.dispatch_json("explain.run_slice", json.dumps(params))
+    with ThreadPoolExecutor(1) as pool:  # Playwright's sync API holds this thread's loop
+        reply = json.loads(pool.submit(asyncio.run, job).result())
+    assert reply["ok"], reply
+    return reply["result"]
+
+
+def wait_run(page: TangPage, expr: str | None = None, states=("done",), timeout=90_000) -> dict:
+    """Wait until the panel has finished a run (of ``expr``, when given); its last result."""
+    page.page.wait_for_function(
+        """([sel, expr, states]) => {
+             const el = document.querySelector(sel);
+             return el && states.includes(el.dataset.state) && el.tangRun &&
+                    (expr === null || el.tangRun.expr === expr);
+           }""",
+        arg=[RUN, expr, list(states)],
+        timeout=timeout,
+    )
+    return page.page.evaluate("sel => document.querySelector(sel).tangRun", RUN)
+
+
+def fact(page: TangPage, name: str) -> str:
+    return page.page.inner_text(f'#panel-run [data-fact="{name}"]')
+
+
+def assert_plots_match(run: dict, want: dict, tol: float) -> None:
+    bins = want["plot"]["bins"]
+    for key in ("f", "d"):
+        for side in (0, 1):
+            got, ref = run[key][side], want["plot"][key][side]
+            assert len(got) == len(ref) == bins
+            for b, (g, r) in enumerate(zip(got, ref, strict=True)):
+                if r is None:
+                    assert g is None, f"{key}[{b}]: {g} where the CPU has no finite value"
+                else:
+                    assert abs(g - r) <= tol * (1 + abs(r)), f"{key}[{b}]: {g} vs {r}"
+
+
+def set_expr(page: TangPage, expr: str) -> None:
+    page.page.evaluate("h => { location.hash = h; }", f"#expr={quote(expr)}&tab=wgsl")
+
+
+@pytest.mark.parametrize("adapter", ADAPTERS)
+def test_run_it_on_webgpu_matches_the_cpu(launch, site, adapter):
+    args, env = ADAPTERS[adapter]
+    page = open_page(launch, site, args, env)
+    run = wait_run(page, DEFAULT_EXPR)
+    assert run["device"]["device"] == "browser" and run["done"] == run["n"] == 16384
+    assert fact(page, "device").startswith("WebGPU: ")
+    if adapter == "swiftshader":
+        assert "swiftshader" in fact(page, "device")
+    assert run["check"]["matches"] and run["check"]["nonfinite_mismatch"] == 0
+    assert fact(page, "check").startswith("matches CPU to ")
+    assert_plots_match(run, desktop(DEFAULT_EXPR, 16384, {"y": 1, "z": 1}), TOL[adapter])
+
+    # a new expression (through the shared state: here the URL hash) runs again
+    expr = "x^2*y - exp(x/4)"
+    set_expr(page, expr)
+    run = wait_run(page, expr)
+    assert run["check"]["matches"]
+    assert_plots_match(run, desktop(expr, 16384, {"y": 1}), TOL[adapter])
+
+    # keyboard: hold y with its slider (one step = 0.05), plot along y instead of x
+    slider = page.page.locator('#panel-run input[type="range"][data-name="y"]')
+    slider.focus()
+    page.page.keyboard.press("ArrowRight")
+    page.page.wait_for_function(
+        "sel => document.querySelector(sel).tangRun.fixed.y === 1.05", arg=RUN, timeout=60_000
+    )
+    run = wait_run(page, expr)
+    assert run["fixed"]["y"] == 1.05
+    assert_plots_match(run, desktop(expr, 16384, {"y": 1.05}), TOL[adapter])
+    page.page.select_option("#run-axis", "y")
+    page.page.wait_for_function(
+        "sel => document.querySelector(sel).tangRun.axis === 'y'", arg=RUN, timeout=60_000
+    )
+    run = wait_run(page, expr)
+    assert run["check"]["matches"]
+    assert_plots_match(run, desktop(expr, 16384, {"x": 1}, axis="y"), TOL[adapter])
+    assert page.page.inner_text("#panel-run .legend.d") == "∂f/∂y"
+    assert page.console_errors == []
+
+
+def test_without_webgpu_run_it_says_so_uses_the_cpu_and_can_be_stopped(launch, site):
+    page = open_page(launch, site)
+    run = wait_run(page, DEFAULT_EXPR)
+    assert run["device"]["device"] == "cpu" and run["check"] is None
+    assert fact(page, "device") == "no WebGPU adapter — ran on the CPU"
+    assert fact(page, "check") == "nothing to check: the CPU computed it"
+    assert_plots_match(run, desktop(DEFAULT_EXPR, 16384, {"y": 1, "z": 1}), TOL["cpu"])
+
+    # a long run shows progress and stops on request, and the worker carries on
+    page.page.select_option("#run-samples", "4194304")
+    page.page.wait_for_function(
+        "sel => (document.querySelector(sel).tangRun?.done ?? 0) > 0 &&"
+        " document.querySelector(sel).tangRun.n === 4194304",
+        arg=RUN,
+        timeout=60_000,
+    )
+    assert page.page.locator("#panel-run progress").evaluate("p => p.value") > 0
+    page.page.click("#panel-run button:has-text('Stop')")
+    run = wait_run(page, states=("stopped",), timeout=10_000)
+    assert 0 < run["done"] < run["n"] == 4194304
+    assert "Stopped after" in page.page.inner_text("#panel-run .run-status")
+    page.page.select_option("#run-samples", "1024")
+    run = wait_run(page, DEFAULT_EXPR)
+    assert run["n"] == run["done"] == 1024
+
+    # a bad expression is the parser's error, and the last plot stays, marked stale
+    set_expr(page, "sin(x*")
+    page.page.wait_for_function(
+        "sel => document.querySelector(sel).dataset.state === 'error'", arg=RUN, timeout=30_000
+    )
+    status = page.page.inner_text("#panel-run .run-status")
+    assert status.startswith("The expression does not parse") and "column" in status
+    assert page.page.locator(RUN).evaluate("el => el.classList.contains('stale')")
+    assert page.console_errors == []

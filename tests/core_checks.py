@@ -1,0 +1,236 @@
+"""Core checks that need nothing but tang and the standard library.
+
+The same module runs in two interpreters: here under pytest (``tests/test_core_checks.py``)
+and inside Pyodide, CPython 3.14 in WebAssembly, in the e2e suite
+(``e2e/test_core_in_pyodide.py``), where pytest and hypothesis are not installed. Each check
+is a plain function that raises AssertionError on a failure; ``run`` reports them all.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import struct
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+import tang
+from tang import Dual
+from tang.expr import graph as g
+from tang.expr.sparsity import dependency_masks
+
+try:
+    from tests import core_programs as programs
+except ImportError:  # in Pyodide both files sit side by side, outside a package
+    import core_programs as programs  # type: ignore[no-redef]
+
+VARIABLES = programs.VARIABLES
+
+CHECKS: list[Callable[[], None]] = []
+
+
+def check(fn: Callable[[], None]) -> Callable[[], None]:
+    CHECKS.append(fn)
+    return fn
+
+
+def close(a: float, b: float, rtol: float = 1e-9) -> bool:
+    return math.isclose(a, b, rel_tol=rtol, abs_tol=1e-12)
+
+
+def raises(kind: type[BaseException], fn: Callable[[], Any]) -> BaseException:
+    """The exception ``fn`` raises, which must be a ``kind``."""
+    try:
+        fn()
+    except kind as exc:
+        return exc
+    raise AssertionError(f"{kind.__name__} was not raised")
+
+
+def same_bits(a: Any, b: Any) -> bool:
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a == b
+    if a != a and b != b:
+        return True
+    return struct.pack("<d", a) == struct.pack("<d", b)
+
+
+SLOPES = [  # f written over any number, its derivative, points
+    (lambda x: x * x * x - 2 / x, lambda x: 3 * x * x + 2 / (x * x), [0.7, -1.5]),
+    (lambda x: tang.sin(x) * tang.cos(x), lambda x: math.cos(2 * x), [0.3, 2.0]),
+    (lambda x: tang.exp(x) * tang.log(x), lambda x: math.exp(x) * (math.log(x) + 1 / x), [0.5]),
+    (
+        lambda x: tang.sqrt(x) + tang.tan(x),
+        lambda x: 0.5 / math.sqrt(x) + 1 / math.cos(x) ** 2,
+        [0.4],
+    ),
+    (tang.tanh, lambda x: 1 - math.tanh(x) ** 2, [0.3, -1.0]),
+    (tang.sigmoid, lambda x: math.exp(-x) / (1 + math.exp(-x)) ** 2, [0.3, -1.0]),
+    (lambda x: tang.atan2(x, 2.0), lambda x: 2 / (4 + x * x), [0.3, -1.0]),
+    (lambda x: x**2.5 + 2**x, lambda x: 2.5 * x**1.5 + math.log(2) * 2**x, [0.3, 1.7]),
+    (
+        lambda x: tang.abs(x) + tang.max(x, 0.5),
+        lambda x: (1 if x > 0 else -1) + (x > 0.5),
+        [0.3, -1.0, 2.0],
+    ),
+]
+
+
+@check
+def dual_slopes_match_the_calculus() -> None:
+    for f, df, points in SLOPES:
+        for x in points:
+            d = f(Dual(x, 1.0))
+            assert close(d.value, f(x)) and close(d.tangent, df(x), 1e-12), (x, d, df(x))
+
+
+@check
+def floats_follow_ieee_and_never_raise() -> None:
+    assert tang.log(0.0) == -math.inf and math.isnan(tang.sqrt(-1.0))
+    assert tang.exp(1e4) == math.inf and math.isnan(tang.pow(-8.0, 1 / 3))
+    assert tang.recip(-0.0) == -math.inf and tang.pow(0.0, -1.0) == math.inf
+    for name in ("sin", "cos", "tan", "exp", "log", "sqrt", "tanh", "sigmoid", "recip"):
+        for v in (0.0, -0.0, -1.0, 1e308, -1e308, math.inf, -math.inf, math.nan):
+            assert isinstance(getattr(tang, name)(v), float), (name, v)
+
+
+@check
+def one_function_three_number_types() -> None:
+    def f(x: Any, y: Any) -> Any:
+        return tang.sqrt(x * x + y * y) * tang.exp(-x) + tang.atan2(y, x) - x**2 / y
+
+    plain = f(0.5, 2.0)
+    assert close(tang.trace(f).eval([0.5, 2.0])[0], plain, 1e-14)
+    assert f(Dual(0.5, 1.0), 2.0).value == plain
+
+
+@check
+def higher_derivatives_and_no_perturbation_confusion() -> None:
+    d = tang.derivative
+    assert [d(lambda x: x**5, n)(2.0) for n in range(7)] == [32, 80, 160, 240, 240, 120, 0]
+    assert close(d(tang.sin, 4)(0.3), math.sin(0.3), 1e-12)
+    assert d(lambda x: x * d(lambda y: x + y)(1.0))(2.0) == 1.0
+    assert d(lambda x: x * d(lambda y: x * y)(2.0))(3.0) == 6.0
+
+
+@check
+def jvp_jacobian_and_several_tangents() -> None:
+    def f(x: Any, y: Any, z: Any) -> list[Any]:
+        return [x * y * z, tang.sin(x) + z, y]
+
+    assert tang.jacobian(f)(1.0, 2.0, 3.0) == [
+        [6.0, 3.0, 2.0],
+        [math.cos(1.0), 0.0, 1.0],
+        [0.0, 1.0, 0.0],
+    ]
+    value, slope = tang.jvp(lambda x, y: x * y, (2.0, 3.0), ((1.0, 0.0), (0.0, 1.0)))
+    assert value == 6.0 and list(slope) == [3.0, 2.0]
+
+
+@check
+def grad_forms_and_composition() -> None:
+    f = lambda x, y: x * x * y  # noqa: E731
+    assert tang.grad(f)(3.0, 2.0) == (12.0, 9.0)
+    assert tang.grad(tang.trace(f)).eval([3.0, 2.0]) == [18.0, 12.0, 9.0]
+    assert tang.grad(tang.grad(lambda x: x**4))(2.0) == 48.0
+    assert tang.derivative(tang.grad(lambda x: x**4))(2.0) == 48.0
+    assert tang.hessian(lambda x, y: x * x * y)(1.0, 2.0) == [[4.0, 2.0], [2.0, 0.0]]
+    assert isinstance(
+        raises(ValueError, lambda: tang.grad(tang.trace(lambda x: [x, x]))), ValueError
+    )
+    assert "where" in str(raises(TypeError, lambda: tang.grad(lambda x: x if x > 0 else -x)(1.0)))
+
+
+@check
+def simplifier_rules() -> None:
+    x, y = g.var("x"), g.var("y")
+    messy = (x * 0.0 + y * 1.0 - (x - x)) * (x / x) + tang.exp(tang.log(y))
+    assert tang.simplify(messy) is y * 2.0
+    assert tang.simplify(g.neg(g.neg(x)), assume_finite=False) is x
+    kept = tang.simplify(x * 0.0, assume_finite=False)  # x·0 is nan at x = inf
+    assert math.isnan(g.evaluate([kept], {"x": math.inf})[0])
+
+
+@check
+def sparsity_beyond_64_inputs() -> None:
+    names = [f"v{i}" for i in range(100)]
+    graph = tang.trace(lambda *v: [v[0] * v[99], sum(v)], names)
+    assert dependency_masks(graph) == [1 | 1 << 99, (1 << 100) - 1]
+
+
+def _all_finite(graph: tang.Graph, point: tuple[float, ...]) -> bool:
+    values = dict(zip(VARIABLES, point, strict=True))
+    return all(math.isfinite(g.evaluate([n], values)[0]) for n in graph.nodes() if not n.is_bool)
+
+
+@check
+def random_programs_agree_every_way() -> None:
+    """Reverse mode vs forward Duals, forward-over-reverse vs nested Duals, and the
+    simplifier's value preservation, on 150 seeded random programs."""
+    rng = random.Random(20_251_129)
+    checked = 0
+    while checked < 150:
+        steps = programs.random_program(rng.randint)
+        point = tuple(rng.choice((0.0, 1.0, -1.0)) * rng.uniform(0.1, 2.0) for _ in VARIABLES)
+        f = lambda *v, steps=steps: programs.run(steps, v)  # noqa: E731
+        graph = tang.trace(f, list(VARIABLES))
+        gradient = tang.grad(graph)
+        reverse = gradient.eval(point)
+        if not all(math.isfinite(v) and abs(v) < 1e8 for v in reverse):
+            continue  # outside the domain, or near a pole
+        checked += 1
+        (forward,) = tang.jacobian(f)(*point)
+        for a, b in zip(reverse[1:], forward, strict=True):
+            assert close(a, b), (steps, point, a, b)
+        hess = tang.hessian(graph)(*point)
+        nested = tang.jacobian(lambda *v, f=f: tang.jacobian(f)(*v)[0])(*point)
+        for row, other in zip(hess, nested, strict=True):
+            for a, b in zip(row, other, strict=True):
+                assert (not math.isfinite(a)) or close(a, b, 1e-8), (steps, point, a, b)
+        exact = tang.simplify(gradient, assume_finite=False)
+        for a, b in zip(reverse, exact.eval(point), strict=True):
+            assert same_bits(a, b), (steps, point, a, b)
+        if _all_finite(gradient, point):
+            for a, b in zip(reverse, tang.simplify(gradient).eval(point), strict=True):
+                assert close(a, b), (steps, point, a, b)
+
+
+def deep_chain(steps: int = 100_000) -> None:
+    """A chain of 2·steps nodes traces, differentiates, simplifies, evaluates and is freed
+    (every walk is iterative; the e2e suite runs this inside Pyodide)."""
+
+    def chain(x: Any) -> Any:
+        y = x
+        for _ in range(steps):
+            y = y * 0.999 + x
+        return y
+
+    graph = tang.trace(chain)
+    assert len(graph) == 2 * steps + 2
+    gradient = tang.grad(graph)
+    value, slope = gradient.eval([0.3])
+    assert close(value, chain(0.3), 1e-12)
+    assert close(slope, (1 - 0.999 ** (steps + 1)) / (1 - 0.999))
+    assert close(slope, tang.derivative(chain)(0.3), 1e-12)
+    bigger = tang.Graph(graph.inputs, [graph.outputs[0] * 1.0 + -0.0])
+    assert tang.simplify(bigger, assume_finite=False).outputs[0] is graph.outputs[0]
+    assert dependency_masks(graph) == [1]
+    del graph, gradient, bigger
+
+
+def run(names: list[str] | None = None, deep_steps: int = 0) -> dict[str, str]:
+    """Run the checks (all, or those named) and, with ``deep_steps``, the deep chain:
+    name → "ok" or the traceback."""
+    chosen = [c for c in CHECKS if names is None or c.__name__ in names]
+    if deep_steps:
+        chosen.append(lambda: deep_chain(deep_steps))
+        chosen[-1].__name__ = "deep_chain"
+    report = {}
+    for fn in chosen:
+        try:
+            fn()
+            report[fn.__name__] = "ok"
+        except Exception:
+            report[fn.__name__] = traceback.format_exc()
+    return report

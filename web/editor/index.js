@@ -1,0 +1,168 @@
+// The playground's CodeMirror 6 pieces, bundled by build.py (esbuild) into dist/editor.js.
+//
+//   import { expressionEditor, codeViewer, BACKEND_LANGUAGES } from "../editor.js";
+//   const input = expressionEditor({parent, doc, label, onChange: (text) => ...});
+//   input.setError({from, to, message}) / input.setError(null)
+//   const code = codeViewer({parent, label, onHoverLine: (line | null) => ...});
+//   code.show(source, "c"); code.highlight([3, 4]);
+//
+// Languages: cpp for C, CUDA, Metal, OpenCL and GLSL; javascript; python; a small WGSL mode.
+
+import { defaultKeymap, history, historyKeymap } from "@codemirror/commands";
+import { cpp } from "@codemirror/lang-cpp";
+import { javascript } from "@codemirror/lang-javascript";
+import { python } from "@codemirror/lang-python";
+import { HighlightStyle, syntaxHighlighting } from "@codemirror/language";
+import { setDiagnostics } from "@codemirror/lint";
+import { Compartment, EditorState, StateEffect, StateField } from "@codemirror/state";
+import { Decoration, EditorView, keymap } from "@codemirror/view";
+import { tags as t } from "@lezer/highlight";
+import { wgsl } from "./wgsl.js";
+
+// Colours come from CSS variables (style.css), so light and dark themes both read well.
+const highlight = HighlightStyle.define([
+  { tag: [t.keyword, t.controlKeyword, t.modifier, t.definitionKeyword], color: "var(--hl-keyword)" },
+  { tag: [t.typeName, t.standard(t.typeName)], color: "var(--hl-type)" },
+  { tag: [t.number, t.bool, t.atom], color: "var(--hl-number)" },
+  { tag: [t.comment, t.lineComment, t.blockComment], color: "var(--hl-comment)", fontStyle: "italic" },
+  { tag: [t.string, t.processingInstruction, t.meta], color: "var(--hl-string)" },
+  { tag: [t.function(t.variableName), t.function(t.propertyName)], color: "var(--hl-function)" },
+  { tag: [t.operator], color: "var(--hl-operator)" },
+]);
+
+const language = {
+  wgsl: () => wgsl,
+  c: () => cpp(),
+  cuda: () => cpp(),
+  metal: () => cpp(),
+  opencl: () => cpp(),
+  glsl: () => cpp(),
+  javascript: () => javascript(),
+  python: () => python(),
+};
+
+/** Backend name → the CodeMirror language mode used for it (documentation for the page). */
+export const BACKEND_LANGUAGES = {
+  wgsl: "wgsl", c: "cpp", cuda: "cpp", metal: "cpp", opencl: "cpp", glsl: "cpp",
+  javascript: "javascript", python: "python",
+};
+
+const baseTheme = EditorView.theme({
+  "&": { fontSize: "14px" },
+  ".cm-content": { fontFamily: "var(--mono)" },
+  ".cm-scroller": { fontFamily: "var(--mono)" },
+  "&.cm-focused": { outline: "2px solid var(--accent)", outlineOffset: "2px" },
+});
+
+/** A one-line expression input with error underlines; `onChange(text)` on every edit. */
+export function expressionEditor({ parent, doc = "", label = "Expression", onChange = () => {} }) {
+  const view = new EditorView({
+    parent,
+    state: EditorState.create({
+      doc,
+      extensions: [
+        history(),
+        keymap.of([{ key: "Enter", run: () => true }, ...historyKeymap, ...defaultKeymap]),
+        // one line: pasted newlines become spaces
+        EditorState.transactionFilter.of((tr) => {
+          if (!tr.docChanged || !tr.newDoc.lines || tr.newDoc.lines === 1) return tr;
+          return [tr, { changes: { from: 0, to: tr.newDoc.length, insert: tr.newDoc.toString().replace(/\r?\n/g, " ") }, sequential: true }];
+        }),
+        EditorView.contentAttributes.of({ "aria-label": label, spellcheck: "false", autocapitalize: "off", autocorrect: "off" }),
+        EditorView.updateListener.of((u) => {
+          if (u.docChanged) onChange(u.state.doc.toString());
+        }),
+        syntaxHighlighting(highlight),
+        baseTheme,
+      ],
+    }),
+  });
+  return {
+    view,
+    text: () => view.state.doc.toString(),
+    /** Replace the text (does not call onChange for the caller's own edit... it does: one path). */
+    setText(text) {
+      if (text !== view.state.doc.toString()) {
+        view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: text } });
+      }
+    },
+    /** Underline [from, to) with `message`, or clear with null. */
+    setError(err) {
+      const len = view.state.doc.length;
+      const diagnostics = [];
+      if (err) {
+        let from = Math.max(0, Math.min(err.from, len));
+        let to = Math.max(from, Math.min(err.to, len));
+        if (from === to && from === len && len > 0) from -= 1; // "end of input": mark the last character
+        if (from === to) to = Math.min(len, from + 1);
+        diagnostics.push({ from, to, severity: "error", message: err.message });
+      }
+      view.dispatch(setDiagnostics(view.state, diagnostics));
+    },
+    focus: () => view.focus(),
+  };
+}
+
+// Line highlights in the code viewer (the graph hover link).
+const setMarked = StateEffect.define();
+const markLine = Decoration.line({ class: "cm-linked" });
+const marked = StateField.define({
+  create: () => Decoration.none,
+  update(deco, tr) {
+    for (const e of tr.effects) {
+      if (e.is(setMarked)) {
+        const doc = tr.state.doc;
+        const lines = [...new Set(e.value)].filter((n) => n >= 1 && n <= doc.lines).sort((a, b) => a - b);
+        return Decoration.set(lines.map((n) => markLine.range(doc.line(n).from)));
+      }
+    }
+    return tr.docChanged ? Decoration.none : deco;
+  },
+  provide: (f) => EditorView.decorations.from(f),
+});
+
+/** A read-only code view; `onHoverLine(lineNumber | null)` as the pointer moves. */
+export function codeViewer({ parent, label = "Kernel", onHoverLine = () => {} }) {
+  const lang = new Compartment();
+  const view = new EditorView({
+    parent,
+    state: EditorState.create({
+      doc: "",
+      extensions: [
+        EditorState.readOnly.of(true),
+        EditorView.editable.of(false),
+        EditorView.contentAttributes.of({ "aria-label": label, tabindex: "0" }),
+        lang.of([]),
+        syntaxHighlighting(highlight),
+        marked,
+        baseTheme,
+      ],
+    }),
+  });
+  let hovered = null;
+  const hover = (line) => {
+    if (line === hovered) return;
+    hovered = line;
+    onHoverLine(line);
+  };
+  view.contentDOM.addEventListener("mousemove", (event) => {
+    const pos = view.posAtCoords({ x: event.clientX, y: event.clientY }, false);
+    hover(pos == null ? null : view.state.doc.lineAt(pos).number);
+  });
+  view.contentDOM.addEventListener("mouseleave", () => hover(null));
+  let current = null;
+  return {
+    view,
+    /** Show `source` highlighted as `backend`'s language. */
+    show(source, backend) {
+      const effects = backend !== current ? lang.reconfigure(language[backend]?.() ?? []) : [];
+      current = backend;
+      view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: source }, effects });
+    },
+    /** Mark these (1-based) lines; [] clears. */
+    highlight(lines) {
+      view.dispatch({ effects: setMarked.of(lines) });
+    },
+    text: () => view.state.doc.toString(),
+  };
+}

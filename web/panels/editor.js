@@ -1,0 +1,273 @@
+// The hero editor: type f(x, y, z) = …; the worker parses, differentiates and lowers it
+// (demos/playground.py) and the kernel for the value and gradient shows in eight tabs.
+// Shares the expression and tab through ../state.js (and so the URL hash), and the compiled
+// answer and hover through ./editor-bus.js (the graph panel draws from it).
+import { codeViewer, expressionEditor } from "../editor.js";
+import * as state from "../state.js";
+import * as bus from "./editor-bus.js";
+
+const TABS = {
+  wgsl: ["WGSL", "wgsl"],
+  c: ["C", "c"],
+  cuda: ["CUDA", "cu"],
+  metal: ["Metal", "metal"],
+  opencl: ["OpenCL", "cl"],
+  glsl: ["GLSL", "comp"],
+  javascript: ["JavaScript", "js"],
+  python: ["Python", "py"],
+};
+const DEBOUNCE_MS = 10; // coalesce bursts (auto-repeat, paste); a single keystroke waits 10 ms
+
+const el = (tag, props = {}, ...children) => {
+  const node = Object.assign(document.createElement(tag), props);
+  node.append(...children);
+  return node;
+};
+
+export default {
+  id: "editor",
+  title: "Write a function, get its gradient kernel for eight chips",
+  async mount(root, { call, ready }) {
+    const lede = el(
+      "p",
+      {},
+      "Type a function of x, y and z (or declare your own: f(a, b) = …). tang, running in this " +
+        "page's Python, parses it, differentiates it in one reverse sweep, simplifies and " +
+        "prints one kernel that computes the value and every partial derivative.",
+    );
+    const inputBox = el("div", { className: "expr-input" });
+    const status = el("p", { className: "expr-status", role: "status" });
+    status.setAttribute("aria-live", "polite");
+    const caret = el("pre", { className: "expr-caret", hidden: true });
+    const tablist = el("div", { className: "tabs", role: "tablist" });
+    tablist.setAttribute("aria-label", "Backend");
+    const copyBtn = el("button", { type: "button", className: "tool", textContent: "Copy" });
+    const downloadBtn = el("button", { type: "button", className: "tool", textContent: "Download" });
+    const shareBtn = el("button", { type: "button", className: "tool", textContent: "Copy link" });
+    const toolNote = el("span", { className: "tool-note", role: "status" });
+    const codeBox = el("div", { className: "code-box", role: "tabpanel", id: "editor-code" });
+    const staleNote = el("p", {
+      className: "stale-note",
+      hidden: true,
+      textContent: "Stale: the text above does not parse; this is the last kernel that did.",
+    });
+    const output = el(
+      "div",
+      { className: "kernel-output" },
+      el("div", { className: "tabbar" }, tablist, el("div", { className: "tools" }, copyBtn, downloadBtn, shareBtn, toolNote)),
+      staleNote,
+      codeBox,
+    );
+    output.dataset.state = "loading";
+    root.append(lede, inputBox, caret, status, output);
+
+    // ---- tabs: real buttons, roving tabindex, arrow keys ----
+    const buttons = {};
+    for (const [name, [label]] of Object.entries(TABS)) {
+      const b = el("button", { type: "button", role: "tab", className: "tab", textContent: label, id: `tab-${name}` });
+      b.dataset.backend = name;
+      b.setAttribute("aria-controls", "editor-code");
+      b.addEventListener("click", () => state.set({ tab: name }));
+      buttons[name] = b;
+      tablist.append(b);
+    }
+    tablist.addEventListener("keydown", (event) => {
+      const names = Object.keys(TABS);
+      const at = names.indexOf(state.get().tab);
+      const to = { ArrowRight: at + 1, ArrowLeft: at - 1, Home: 0, End: names.length - 1 }[event.key];
+      if (to === undefined) return;
+      event.preventDefault();
+      const next = names[(to + names.length) % names.length];
+      state.set({ tab: next });
+      buttons[next].focus();
+    });
+    const showTab = (tab) => {
+      for (const [name, b] of Object.entries(buttons)) {
+        const on = name === tab;
+        b.setAttribute("aria-selected", String(on));
+        b.tabIndex = on ? 0 : -1;
+      }
+      codeBox.setAttribute("aria-labelledby", `tab-${tab}`);
+    };
+
+    // ---- code view and the hover link ----
+    let good = null; // the last answer that compiled
+    const code = codeViewer({
+      parent: codeBox,
+      label: "Generated kernel",
+      onHoverLine(line) {
+        const serials = line && good ? good.kernels[state.get().tab].lines[line] ?? [] : [];
+        code.highlight(serials.length ? [line] : []);
+        bus.hover.set({ serials, from: "code" });
+      },
+    });
+    bus.hover.subscribe(({ serials, from }) => {
+      if (from !== "graph" || !good) return;
+      const want = new Set(serials);
+      const lines = Object.entries(good.kernels[state.get().tab].lines)
+        .filter(([, ids]) => ids.some((id) => want.has(id)))
+        .map(([line]) => Number(line));
+      code.highlight(lines);
+    });
+    const render = () => {
+      if (!good) return;
+      const tab = state.get().tab;
+      code.show(good.kernels[tab].source, tab);
+    };
+
+    // ---- the compile loop: debounced, the stale request cancelled ----
+    let timer = null;
+    let inflight = null; // AbortController of the running request
+    let editedAt = performance.now();
+    const timings = (window.tangEditor = { last: null, count: 0 });
+
+    const setStatus = (kind, text) => {
+      status.dataset.kind = kind;
+      status.textContent = text;
+    };
+    const showCaret = (text, err) => {
+      if (!err) {
+        caret.hidden = true;
+        caret.textContent = "";
+        return;
+      }
+      caret.hidden = false;
+      caret.textContent = `${text}\n${" ".repeat(Math.min(err.position, text.length))}^`;
+    };
+
+    async function compile() {
+      inflight?.abort();
+      const controller = (inflight = new AbortController());
+      const expr = state.get().expr;
+      const sent = performance.now();
+      const started = editedAt;
+      let answer;
+      try {
+        answer = await call("playground.compile", { expr }, { signal: controller.signal });
+      } catch (err) {
+        if (err?.type === "Cancelled" || controller.signal.aborted) return;
+        output.dataset.state = good ? "stale" : "error";
+        staleNote.hidden = !good;
+        setStatus("error", `The worker failed: ${err?.message ?? err}`);
+        bus.status.set({ state: "error", error: String(err?.message ?? err) });
+        return;
+      }
+      if (controller !== inflight) return; // a newer edit overtook this answer
+      inflight = null;
+      const received = performance.now();
+      if (answer.error) {
+        const e = answer.error;
+        input.setError({ from: e.position, to: e.end, message: e.message });
+        showCaret(expr, e);
+        setStatus("bad", e.message);
+        status.dataset.column = String(e.column);
+        output.dataset.state = good ? "stale" : "error";
+        staleNote.hidden = !good;
+        bus.status.set({ state: "stale", error: e });
+      } else {
+        input.setError(null);
+        showCaret(expr, null);
+        delete status.dataset.column;
+        good = answer;
+        good.expr = expr;
+        render();
+        output.dataset.state = "ok";
+        output.dataset.expr = expr;
+        staleNote.hidden = true;
+        const outs = answer.outputs.length;
+        setStatus(
+          "good",
+          `${outs} output${outs > 1 ? "s" : ""} (${answer.outputs.join(", ")}) over ` +
+            `${answer.inputs.join(", ") || "no inputs"} · Python ${answer.timing.python_ms.toFixed(2)} ms · ` +
+            `round trip ${(received - sent).toFixed(1)} ms`,
+        );
+        state.set({ vars: answer.inputs });
+        bus.result.set(answer);
+        bus.status.set({ state: "ok", error: null });
+      }
+      const domDone = performance.now();
+      timings.count += 1;
+      timings.last = {
+        expr,
+        ok: !answer.error,
+        latency_ms: domDone - started, // edit → kernels (or the error) in the DOM
+        call_ms: received - sent,
+        python_ms: answer.timing.python_ms,
+      };
+      requestAnimationFrame(() => {
+        if (timings.last?.expr === expr) timings.last.paint_ms = performance.now() - started;
+      });
+    }
+
+    const schedule = () => {
+      editedAt = performance.now();
+      clearTimeout(timer);
+      timer = setTimeout(compile, DEBOUNCE_MS);
+    };
+    const input = expressionEditor({
+      parent: inputBox,
+      doc: state.get().expr,
+      label: "Function to differentiate and lower",
+      onChange: (text) => state.set({ expr: text }),
+    });
+
+    state.subscribe((s, changed) => {
+      if (changed.has("expr")) {
+        input.setText(s.expr); // a hash edited by hand; no-op for typing
+        schedule();
+      }
+      if (changed.has("tab")) {
+        showTab(s.tab);
+        render();
+      }
+    });
+    showTab(state.get().tab);
+
+    // ---- copy, download, share ----
+    const note = (text) => {
+      toolNote.textContent = text;
+      clearTimeout(note.timer);
+      note.timer = setTimeout(() => (toolNote.textContent = ""), 2500);
+    };
+    const copyText = async (text, what) => {
+      try {
+        await navigator.clipboard.writeText(text);
+        note(`${what} copied`);
+      } catch {
+        note(`Copying is blocked here: select the ${what.toLowerCase()} and copy it by hand`);
+      }
+    };
+    copyBtn.addEventListener("click", () => good && copyText(code.text(), "Kernel"));
+    downloadBtn.addEventListener("click", () => {
+      if (!good) return;
+      const tab = state.get().tab;
+      const url = URL.createObjectURL(new Blob([code.text()], { type: "text/plain" }));
+      const a = el("a", { href: url, download: `kernel.${TABS[tab][1]}` });
+      document.body.append(a);
+      a.click();
+      a.remove();
+      setTimeout(() => URL.revokeObjectURL(url), 1000);
+      note(`Saved kernel.${TABS[tab][1]}`);
+    });
+    shareBtn.addEventListener("click", () => {
+      const url = new URL(location.href);
+      url.hash = state.formatHash();
+      history.replaceState(null, "", url.hash);
+      copyText(url.href, "Link");
+    });
+
+    // ---- first compile once Python is up ----
+    setStatus("wait", "Starting Python…");
+    try {
+      await ready;
+    } catch {
+      output.dataset.state = "error";
+      setStatus("error", "Python did not start, so nothing can be compiled (see the message above).");
+      bus.status.set({ state: "error", error: "Python did not start" });
+      return;
+    }
+    setStatus("wait", "Compiling…");
+    editedAt = performance.now();
+    await compile();
+  },
+};
