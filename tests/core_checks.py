@@ -159,11 +159,6 @@ def sparsity_beyond_64_inputs() -> None:
     assert dependency_masks(graph) == [1 | 1 << 99, (1 << 100) - 1]
 
 
-def _all_finite(graph: tang.Graph, point: tuple[float, ...]) -> bool:
-    values = dict(zip(VARIABLES, point, strict=True))
-    return all(math.isfinite(g.evaluate([n], values)[0]) for n in graph.nodes() if not n.is_bool)
-
-
 @check
 def random_programs_agree_every_way() -> None:
     """Reverse mode vs forward Duals, forward-over-reverse vs nested Duals, and the
@@ -191,7 +186,7 @@ def random_programs_agree_every_way() -> None:
         exact = tang.simplify(gradient, assume_finite=False)
         for a, b in zip(reverse, exact.eval(point), strict=True):
             assert same_bits(a, b), (steps, point, a, b)
-        if _all_finite(gradient, point):
+        if programs.all_finite(gradient, point):
             for a, b in zip(reverse, tang.simplify(gradient).eval(point), strict=True):
                 assert close(a, b), (steps, point, a, b)
 

@@ -9,6 +9,7 @@ oracle built from the same program — not from tang's graph.
 
 from __future__ import annotations
 
+import math
 import operator
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -30,11 +31,13 @@ OPS: dict[str, tuple[int, Callable[..., Any]]] = {
     "add": (2, operator.add),
     "sub": (2, operator.sub),
     "mul": (2, operator.mul),
-    "div": (2, operator.truediv),
+    # tang.scalar.div and tang.pow apply / and ** to nodes and Duals, and IEEE rules to
+    # constant subexpressions (where Python's float / and ** would raise)
+    "div": (2, tang.scalar.div),
     "neg": (1, operator.neg),
-    "square": (1, lambda a: a**2),
-    "cube": (1, lambda a: a**3),
-    "inverse_square": (1, lambda a: a**-2),
+    "square": (1, lambda a: tang.pow(a, 2)),
+    "cube": (1, lambda a: tang.pow(a, 3)),
+    "inverse_square": (1, lambda a: tang.pow(a, -2)),
     "pow_1.5": (1, lambda a: tang.pow(a, 1.5)),
     "pow": (2, tang.pow),
     "sin": (1, tang.sin),
@@ -131,6 +134,13 @@ def to_sympy(steps: Sequence[Step], symbols: Sequence[Any]) -> Any:
     for op, args in steps:
         pool.append(table[op](*(pool[i] for i in args)))
     return pool[-1]
+
+
+def all_finite(graph: tang.Graph, point: Sequence[float]) -> bool:
+    """Whether every number the graph computes at ``point`` is finite (no nan, no inf)."""
+    values = dict(zip(graph.inputs, point, strict=True))
+    nodes = [n for n in graph.nodes() if not n.is_bool]
+    return all(math.isfinite(v) for v in tang.Graph(graph.inputs, nodes).eval(values))
 
 
 def describe(steps: Sequence[Step]) -> str:

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 import tang
 from tang.expr import graph as g
 from tang.expr.simplify import EXACT, FINITE, simplify
-from tests.core_programs import VARIABLES, describe, programs, run
+from tests.core_programs import VARIABLES, all_finite, describe, programs, run
 
 x, y, z = g.var("x"), g.var("y"), g.var("z")
 
@@ -130,21 +130,11 @@ special = st.sampled_from([0.0, -0.0, 1.0, -1.0, 1e-310, 1e308, -1e308, math.inf
 anything = st.one_of(coordinate, special, st.just(math.nan))
 
 
-def _all_finite(graph: tang.Graph, point) -> bool:
-    values = dict(zip(VARIABLES, point, strict=True))
-    for node in graph.nodes():
-        if not node.is_bool:
-            (v,) = g.evaluate([node], values)
-            if not math.isfinite(v):
-                return False
-    return True
-
-
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
 @given(programs(), st.tuples(coordinate, coordinate, coordinate))
 def test_finite_simplification_never_changes_a_value(steps, point) -> None:
     graph = tang.grad(tang.trace(lambda *v: run(steps, v), list(VARIABLES)))
-    assume(_all_finite(graph, point))
+    assume(all_finite(graph, point))
     small = simplify(graph)
     assert operations(small) <= operations(graph)
     for a, b in zip(graph.eval(point), small.eval(point), strict=True):
