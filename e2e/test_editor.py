@@ -44,7 +44,8 @@ def wait_compiled(tp: TangPage, expr: str | None = None, state: str = "ok") -> N
         """([expr, state]) => {
              const out = document.querySelector('.kernel-output');
              if (!out || out.dataset.state !== state) return false;
-             const bad = document.querySelector('.expr-status').dataset.kind === 'bad';
+             const status = document.querySelector('.expr-status').dataset;
+             const bad = status.kind === 'bad' && status.expr === expr;
              return expr === null || (state === 'ok' ? out.dataset.expr === expr : bad);
            }""",
         arg=[expr, state],

@@ -161,6 +161,7 @@ export default {
         showCaret(expr, e);
         setStatus("bad", e.message);
         status.dataset.column = String(e.column);
+        status.dataset.expr = expr; // which text this error is about (tests wait on it)
         output.dataset.state = good ? "stale" : "error";
         staleNote.hidden = !good;
         bus.status.set({ state: "stale", error: e });
