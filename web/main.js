@@ -88,19 +88,19 @@ async function mountPanels() {
   for (const file of panelFiles) {
     const card = document.createElement("section");
     card.className = "card panel";
+    const heading = document.createElement("h2");
     const body = document.createElement("div");
     body.className = "panel-body";
     try {
       const { default: panel } = await import(`./panels/${file}`);
       card.id = `panel-${panel.id}`;
-      card.innerHTML = `<h2></h2>`;
-      card.querySelector("h2").textContent = panel.title;
-      card.append(body);
+      heading.textContent = panel.title;
+      card.append(heading, body);
       area.append(card);
       panel.mount(body, { ...rpc, ready: readyInfo }).catch((err) => panelError(body, err));
     } catch (err) {
-      card.innerHTML = `<h2>${file}</h2>`;
-      card.append(body);
+      heading.textContent = file;
+      card.append(heading, body);
       area.append(card);
       panelError(body, err);
     }

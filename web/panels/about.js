@@ -3,15 +3,22 @@ export default {
   id: "about",
   title: "About this page",
   async mount(el, { call, ready }) {
-    el.innerHTML = `
-      <p>tang is running in this page: the Python below answered through the worker.</p>
-      <dl class="facts">
-        <dt>tang</dt><dd data-fact="tang">…</dd>
-        <dt>Python</dt><dd data-fact="python">…</dd>
-        <dt>Pyodide</dt><dd data-fact="pyodide">…</dd>
-        <dt>Boot</dt><dd data-fact="boot">…</dd>
-        <dt>Round trip</dt><dd data-fact="rtt">…</dd>
-      </dl>`;
+    const intro = document.createElement("p");
+    intro.textContent = "tang is running in this page: the Python below answered through the worker.";
+    const facts = document.createElement("dl");
+    facts.className = "facts";
+    for (const [name, label] of [
+      ["tang", "tang"], ["python", "Python"], ["pyodide", "Pyodide"], ["boot", "Boot"],
+      ["rtt", "Round trip"],
+    ]) {
+      const dt = document.createElement("dt");
+      const dd = document.createElement("dd");
+      dt.textContent = label;
+      dd.dataset.fact = name;
+      dd.textContent = "…";
+      facts.append(dt, dd);
+    }
+    el.replaceChildren(intro, facts);
     const fact = (name, text) => (el.querySelector(`[data-fact="${name}"]`).textContent = text);
     let info;
     try {
