@@ -50,6 +50,14 @@ import build  # noqa: E402  (stdlib-only module at the repository root)
 
 CHROMIUM = os.environ.get("TANG_CHROMIUM", "/usr/bin/chromium")
 LAVAPIPE_ICD = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json"
+# The two WebGPU adapters headless Chromium gives here: name -> (extra args, extra env).
+ADAPTERS = {
+    "swiftshader": (["--enable-unsafe-webgpu"], None),
+    "lavapipe": (
+        ["--use-angle=vulkan", "--use-webgpu-adapter=opengles"],
+        {"VK_ICD_FILENAMES": LAVAPIPE_ICD},
+    ),
+}
 BASE_ARGS = (
     "--no-sandbox",
     "--headless=new",
@@ -271,4 +279,12 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-__all__ = ["BOOT_TIMEOUT_MS", "LAVAPIPE_ICD", "PyRunner", "Site", "TangPage", "free_port"]
+__all__ = [
+    "ADAPTERS",
+    "BOOT_TIMEOUT_MS",
+    "LAVAPIPE_ICD",
+    "PyRunner",
+    "Site",
+    "TangPage",
+    "free_port",
+]

@@ -4,16 +4,10 @@ dispatch, and each bad input as a tang error after which the CPU device takes ov
 
 from __future__ import annotations
 
-import pytest
-from conftest import BOOT_TIMEOUT_MS, LAVAPIPE_ICD, PyRunner
+from pathlib import Path
 
-ADAPTERS = {
-    "swiftshader": (["--enable-unsafe-webgpu"], None),
-    "lavapipe": (
-        ["--use-angle=vulkan", "--use-webgpu-adapter=opengles"],
-        {"VK_ICD_FILENAMES": LAVAPIPE_ICD},
-    ),
-}
+import pytest
+from conftest import ADAPTERS, BOOT_TIMEOUT_MS, PyRunner
 
 
 def runner(launch, site, args=(), env=None) -> PyRunner:
@@ -27,27 +21,16 @@ def runner(launch, site, args=(), env=None) -> PyRunner:
     return PyRunner(page)
 
 
-PRELUDE = '''
+# The native tests' WGSL helper, sent as source text so both sides run the same kernels.
+WGSL_KERNELS = Path(__file__).resolve().parent.parent / "tests" / "wgsl_kernels.py"
+PRELUDE = (
+    WGSL_KERNELS.read_text()
+    + """
 import tang.gpu as gpu
 
-def elementwise(body, inputs=1, wg=64, ty="f32"):
-    decls = "".join(
-        f"@group(0) @binding({k}) var<storage, read> x{k}: array<{ty}>;\\n" for k in range(inputs)
-    )
-    return decls + f"""
-@group(0) @binding({inputs}) var<storage, read_write> y: array<{ty}>;
-@group(0) @binding({inputs + 1}) var<uniform> n: u32;
-@compute @workgroup_size({wg})
-fn main(@builtin(global_invocation_id) gid: vec3<u32>,
-        @builtin(num_workgroups) nwg: vec3<u32>) {{
-    let i = gid.x + gid.y * (nwg.x * {wg}u);
-    if (i >= n) {{ return; }}
-    y[i] = {body};
-}}
-"""
-
 dev = await gpu.device_async("browser", fallback=False)
-'''
+"""
+)
 
 DEVICE_API = (
     PRELUDE

@@ -18,20 +18,13 @@ from __future__ import annotations
 import math
 
 import pytest
-from conftest import LAVAPIPE_ICD, TangPage
+from conftest import ADAPTERS, TangPage
 
 from tang.gpu.batch import expression_plan, sample_points
 
 np = pytest.importorskip("numpy", reason="numpy is the desktop oracle for page results")
 from tang.gpu.numpy_eval import evaluate_numpy  # noqa: E402
 
-ADAPTERS = {
-    "swiftshader": (["--enable-unsafe-webgpu"], None),
-    "lavapipe": (
-        ["--use-angle=vulkan", "--use-webgpu-adapter=opengles"],
-        {"VK_ICD_FILENAMES": LAVAPIPE_ICD},
-    ),
-}
 # absolute error per unit of the largest intermediate, beyond f32 rounding
 ADAPTER_ERROR = {"swiftshader": 4e-4, "lavapipe": 1e-5, "cpu": 0.0}
 

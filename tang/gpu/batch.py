@@ -216,11 +216,7 @@ def evaluate(
         bindings, dst = job.upload()
         return job.finish(dev.run(kernel, bindings, job.n, out=dst))
     except GPUError as exc:
-        if not fallback or dev.kind == "cpu" or isinstance(exc, DataError):
-            raise
-        batch = evaluate(p, points, device="cpu", n=n)
-        batch.fallback = f"{dev.kind}: {exc.reason}"
-        return batch
+        return _on_cpu(exc, dev, fallback, p, points, n)
 
 
 async def evaluate_async(
@@ -243,11 +239,18 @@ async def evaluate_async(
         bindings, dst = job.upload()
         return job.finish(await dev.run_async(kernel, bindings, job.n, out=dst))
     except GPUError as exc:
-        if not fallback or dev.kind == "cpu" or isinstance(exc, DataError):
-            raise
-        batch = evaluate(p, points, device="cpu", n=n)
-        batch.fallback = f"{dev.kind}: {exc.reason}"
-        return batch
+        return _on_cpu(exc, dev, fallback, p, points, n)
+
+
+def _on_cpu(
+    exc: GPUError, dev: Device, fallback: bool, p: Plan, points: Any, n: int | None
+) -> Batch:
+    """Rerun on the CPU after ``exc``, keeping the reason, when ``fallback`` allows it."""
+    if not fallback or dev.kind == "cpu" or isinstance(exc, DataError):
+        raise exc
+    batch = evaluate(p, points, device="cpu", n=n)
+    batch.fallback = f"{dev.kind}: {exc.reason}"
+    return batch
 
 
 def with_gradient(expr: Graph | Node | float, inputs: Sequence[str] | None = None) -> Plan:
