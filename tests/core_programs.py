@@ -143,6 +143,17 @@ def all_finite(graph: tang.Graph, point: Sequence[float]) -> bool:
     return all(math.isfinite(v) for v in tang.Graph(graph.inputs, nodes).eval(values))
 
 
+def on_atan2_branch_cut(graph: tang.Graph, point: Sequence[float]) -> bool:
+    """Whether an atan2 in the graph gets y = ±0 with x < 0, where IEEE's signed zero picks
+    ±π and sympy, which has no signed zero, always π: the two disagree by design there."""
+    atans = [n for n in graph.nodes() if n.op == "atan2"]
+    if not atans:
+        return False
+    values = dict(zip(graph.inputs, point, strict=True))
+    args = tang.Graph(graph.inputs, [a for n in atans for a in n.args]).eval(values)
+    return any(y == 0.0 and x < 0.0 for y, x in zip(args[::2], args[1::2], strict=True))
+
+
 def describe(steps: Sequence[Step]) -> str:
     """The program as text, for failure messages."""
     out = tang.trace(lambda *v: run(steps, v), list(VARIABLES)).outputs[0]
