@@ -19,6 +19,7 @@ code goes with every pass: a graph holds only what its outputs reach.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -391,6 +392,11 @@ class _Pass:
         return done[id(root)]
 
 
+def _operations(order: list[Node]) -> int:
+    """How many operation nodes (not constants or variables) a topological order holds."""
+    return sum(1 for n in order if n.args)
+
+
 def simplify(target: Graph | Node, *, assume_finite: bool = True, max_passes: int = 16) -> Any:
     """Rewrite to a fixpoint (see the module docstring for the two rule tables); returns the
     same kind it was given, a Graph or a Node."""
@@ -398,13 +404,21 @@ def simplify(target: Graph | Node, *, assume_finite: bool = True, max_passes: in
     rules = _RULES[bool(assume_finite)]
     outputs: list[Any] = list(graph.outputs)
     normal: dict[int, Node] = {}
+    # Each rewrite is costed locally; sharing across rewrites can still grow the DAG now and
+    # then, so the smallest outputs seen are kept: simplify never adds operations.
+    best, best_ops = outputs, math.inf
     with building():
         for _ in range(max_passes):
             sweep = _Pass(outputs, rules, normal)
+            ops = _operations(sweep.order)
+            if ops <= best_ops:
+                best, best_ops = outputs, ops
             rewritten = sweep.run()
             unchanged = all(a is b for a, b in zip(rewritten, outputs, strict=True))
             outputs = rewritten
             if unchanged or not sweep.refused:  # a sweep leaves every node it saw settled
                 break
+        if _operations(topo_order(o for o in outputs if isinstance(o, Node))) > best_ops:
+            outputs = best
     nodes = [o if isinstance(o, Node) else const(float(o)) for o in outputs]
     return Graph(graph.inputs, nodes) if isinstance(target, Graph) else nodes[0]
