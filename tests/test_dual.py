@@ -125,8 +125,9 @@ def test_nested_duals_give_second_derivatives() -> None:
 
 
 def test_levels_are_classes_and_keep_their_order() -> None:
-    assert level_class(0) is Dual and level_class(3).level == 3
-    assert isinstance(level_class(3)(1.0, 0.0), Dual)
+    assert type(Dual(1.0, 0.0)) is level_class(0) and level_class(3).level == 3
+    assert issubclass(level_class(3), Dual) and level_class(3) is level_class(3)
+    assert Dual(Dual(Dual(1.0, 1.0), 1.0), 1.0).level == 2
 
 
 def test_derivative_of_any_order() -> None:

@@ -3,7 +3,8 @@ graph nodes, so a gradient is itself a graph (it can be simplified, printed, low
 
 The sweep visits the nodes parents-first and hands each node's adjoint ``g`` to its
 operands through the rule in ``VJP``: one line per primitive, written with the graph's
-constructors. Small smart constructors skip ``g·1`` and ``--g`` so gradients stay lean.
+constructors. Small smart constructors fold what is exact in IEEE arithmetic (``g·1``,
+``--g``, ``-(c·g)`` as ``g·(-c)``, ``g + g`` as ``2·g``) so gradients are born lean.
 """
 
 from __future__ import annotations
@@ -35,23 +36,38 @@ ZERO = const(0.0)
 
 
 def _mul(a: Node | float, b: Node | float) -> Node:
-    """a·b without the ``·1`` and with ``-1·b`` as a negation (both exact in IEEE)."""
+    """a·b without the ``·1``, with ``-1·b`` as a negation and a constant times a negation
+    as a product by the negated constant."""
     a = a if a.__class__ is Node else as_node(a)
     b = b if b.__class__ is Node else as_node(b)
-    if a is ONE:
-        return b
-    if b is ONE:
-        return a
-    if a is MINUS_ONE:
-        return _neg(b)
-    if b is MINUS_ONE:
-        return _neg(a)
+    if a.op == "const":
+        a, b = b, a
+    if b.op == "const":  # a·c
+        if b is ONE:
+            return a
+        if b is MINUS_ONE:
+            return _neg(a)
+        if a.op == "neg":
+            return mul(a.args[0], -b.value)  # type: ignore[operator]
     return mul(a, b)
 
 
 def _neg(a: Node) -> Node:
-    """-a, with --a = a."""
-    return a.args[0] if a.op == "neg" else neg(a)
+    """-a, with --a = a and -(c·x) = x·(-c)."""
+    if a.op == "neg":
+        return a.args[0]
+    if a.op == "mul":
+        x, c = a.args
+        if x.op == "const":
+            x, c = c, x
+        if c.op == "const":
+            return mul(x, -c.value)  # type: ignore[operator]
+    return neg(a)
+
+
+def _add(a: Node, b: Node) -> Node:
+    """a + b, with a + a = 2·a."""
+    return mul(a, 2.0) if a is b else add(a, b)
 
 
 def _atan2(g: Node, out: Node, y: Node, x: Node) -> tuple[Node, Node]:
@@ -83,11 +99,11 @@ def backward(output: Node, wrt: Sequence[str]) -> list[Node]:
     output = as_node(output)
     if output.is_bool:
         raise TypeError("cannot differentiate a comparison")
-    adjoint: dict[int, Node] = {id(output): ONE}
+    adjoint: dict[Node, Node] = {output: ONE}  # nodes hash by identity
     found: dict[str, Node] = {}
     with building():
         for node in reversed(topo_order([output])):
-            g = adjoint.pop(id(node), None)
+            g = adjoint.pop(node, None)
             if g is None or node.op == "const":
                 continue
             if node.op == "var":
@@ -96,9 +112,10 @@ def backward(output: Node, wrt: Sequence[str]) -> list[Node]:
             contributions = VJP[node.op](g, node, *node.args)  # one per operand
             for operand, contribution in zip(node.args, contributions, strict=False):
                 if contribution is not None:
-                    key = id(operand)
-                    previous = adjoint.get(key)
-                    adjoint[key] = contribution if previous is None else add(previous, contribution)
+                    previous = adjoint.get(operand)
+                    adjoint[operand] = (
+                        contribution if previous is None else _add(previous, contribution)
+                    )
     return [found.get(name, ZERO) for name in wrt]
 
 

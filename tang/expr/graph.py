@@ -473,22 +473,27 @@ def _int_pow(a: Node, n: int) -> Node:
 
 
 def topo_order(outputs: Iterable[Node]) -> list[Node]:
-    """Every node reachable from ``outputs``, children before parents (iterative DFS)."""
+    """Every node reachable from ``outputs``, children before parents: a depth-first walk
+    on an explicit stack of (node, iterator over its operands), never recursion."""
     order: list[Node] = []
-    seen: set[int] = set()
-    stack: list[tuple[Node, bool]] = [(o, False) for o in reversed(list(outputs))]
-    while stack:
-        node, expanded = stack.pop()
-        if expanded:
-            order.append(node)
+    seen: set[Node] = set()  # nodes hash by identity
+    mark, emit = seen.add, order.append
+    for root in outputs:
+        if root in seen:
             continue
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        stack.append((node, True))
-        for child in reversed(node.args):
-            if id(child) not in seen:
-                stack.append((child, False))
+        mark(root)
+        stack = [(root, iter(root.args))]
+        push, pop = stack.append, stack.pop
+        while stack:
+            node, operands = stack[-1]
+            for child in operands:
+                if child not in seen:
+                    mark(child)
+                    push((child, iter(child.args)))
+                    break
+            else:
+                pop()
+                emit(node)
     return order
 
 

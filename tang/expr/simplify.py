@@ -53,6 +53,7 @@ EXACT: list[Rule] = [
     (("neg", ("neg", "x")), lambda x: x),
     (("add", "x", "x"), lambda x: mul(x, 2.0)),  # x+x and 2x round alike
     (("neg", ("mul", "c", "x")), lambda c, x: mul(x, -c)),
+    (("mul", "c", ("neg", "x")), lambda c, x: mul(x, -c)),
     (("mul", ("neg", "x"), "y"), lambda x, y: neg(mul(x, y))),  # pull signs outward
     (("recip", ("neg", "x")), lambda x: neg(recip(x))),
     (("lt", "x", "x"), lambda x: False),
@@ -118,59 +119,16 @@ def _orderings(pattern: Pattern) -> list[Pattern]:
     return [(op, *c) for c in combos]
 
 
-Step = tuple[tuple[int, ...], str, Any]  # (path of operand indices from the root, kind, data)
-
-
-def _steps(pattern: Pattern) -> list[Step]:
-    """A flat pattern as checks in breadth-first order (a parent's op before its operands)."""
-    steps: list[Step] = []
-    queue: list[tuple[tuple[int, ...], Pattern]] = [((), pattern)]
-    for path, p in queue:
-        if isinstance(p, tuple):
-            steps.append((path, "op", p[0]))
-            queue.extend(((*path, i), sub) for i, sub in enumerate(p[1:]))
-        elif isinstance(p, Node):
-            steps.append((path, "is", p))
-        else:
-            if p[0] == "c":
-                steps.append((path, "op", "const"))
-            steps.append((path, "bind", p))
-    return steps
-
-
-def _match(steps: list[Step], root: Node) -> tuple[dict[str, Node], list[Node]] | None:
-    """Bindings and matched operation nodes (root first), or None. No recursion at all."""
-    env: dict[str, Node] = {}
-    inner: list[Node] = []
-    for path, kind, data in steps:
-        node = root
-        for i in path:
-            node = node.args[i]
-        if kind == "op":
-            if node.op != data:
-                return None
-            if data != "const":
-                inner.append(node)
-        elif kind == "is":
-            if node is not data:
-                return None
-        else:
-            bound = env.setdefault(data, node)
-            if bound is not node:
-                return None
-    return env, inner
-
-
-def _new_operations(result: Any, present: dict[int, Any]) -> tuple[int, list[Node]]:
+def _new_operations(result: Any, present: set[Node]) -> tuple[int, list[Node]]:
     """How many operation nodes under ``result`` are in neither graph yet, and the existing
     nodes those new ones use."""
     count, stack, seen, used = 0, [result], set(), []
     while stack:
         n = stack.pop()
-        if not isinstance(n, Node) or id(n) in seen:
+        if n.__class__ is not Node or n in seen:
             continue
-        seen.add(id(n))
-        if id(n) in present or not n.args:
+        seen.add(n)
+        if n in present or not n.args:
             used.append(n)
             continue
         count += 1
@@ -187,209 +145,259 @@ def _compile(pattern: Pattern) -> Pattern:
     return pattern
 
 
-Compiled = tuple[list[Step], Callable[..., Any]]
+# ---- the table, compiled ------------------------------------------------------------
+# Each op's rules (every operand order) become one Python function of straight-line checks,
+# generated from the table when this module loads, the way dataclasses writes __init__:
+# ``if a0.op == "neg" and a1 is a0.args[0]: …``. The source is built only from the
+# patterns above (never from user text) and is kept in ``RuleSet.source`` to read.
+
+Accept = Callable[[Node, Any, tuple[Node, ...]], bool]
+Matcher = Callable[[Node, Accept], Any]
+
+
+def _uncompiled(pattern: Pattern) -> Pattern:
+    """The pattern as the table spells it (constant nodes back to floats)."""
+    if isinstance(pattern, Node):
+        return pattern.value
+    if isinstance(pattern, tuple):
+        return (pattern[0], *map(_uncompiled, pattern[1:]))
+    return pattern
+
+
+def _operand(path: tuple[int, ...]) -> str:
+    """Python expression for the node at ``path`` below the root (whose operands are a0…)."""
+    return f"a{path[0]}" + "".join(f".args[{i}]" for i in path[1:])
+
+
+def _op_of(path: tuple[int, ...]) -> str:
+    """Python expression for the op of the node at ``path`` (an operand's is a local)."""
+    return f"o{path[0]}" if len(path) == 1 else f"{_operand(path)}.op"
+
+
+def _rule_source(pattern: Pattern, rewrite: str, literal: Callable[[Node], str]) -> list[str]:
+    """One flat pattern as an ``if`` block: checks in breadth-first order (a node's op
+    before its operands), then the rewrite, whose result ``accept`` may still refuse."""
+    checks: list[str] = []
+    bound: dict[str, str] = {}
+    inner: list[str] = []
+    queue: list[tuple[tuple[int, ...], Pattern]] = [((i,), p) for i, p in enumerate(pattern[1:])]
+    for path, p in queue:
+        here = _operand(path)
+        if isinstance(p, tuple):
+            checks.append(f"{_op_of(path)} == {p[0]!r}")
+            inner.append(here)
+            queue.extend(((*path, i), sub) for i, sub in enumerate(p[1:]))
+        elif isinstance(p, Node):
+            checks.append(f"{here} is {literal(p)}")
+        elif p in bound:
+            checks.append(f"{here} is {bound[p]}")
+        else:
+            if p[0] == "c":
+                checks.append(f"{_op_of(path)} == 'const'")
+            bound[p] = here
+    args = ", ".join(f"{k}={v}.value" if k[0] == "c" else f"{k}={v}" for k, v in bound.items())
+    found = f"({', '.join(inner)},)" if inner else "()"
+    return [
+        f"    if {' and '.join(checks) or 'True'}:  # {_uncompiled(pattern)!r}",
+        f"        r = {rewrite}({args})",
+        f"        if r is not None and accept(node, r, {found}):",
+        "            return r",
+    ]
 
 
 class RuleSet:
-    """Rules compiled to flat checks (one per operand order), looked up by the shape of a
-    node: its op, its operands' and their operands' ops (a constant that some pattern names
-    stands for itself) and whether its two operands are one node. A node then meets only
-    the rules that can fit it."""
+    """A rule table compiled to one matcher per op: ``matchers[op](node, accept)`` returns
+    the first rewrite of ``node`` that ``accept`` takes, or None."""
 
     def __init__(self, rules: list[Rule]) -> None:
-        self.rules: list[tuple[Pattern, Callable[..., Any]]] = [
-            (flat, rewrite) for p, rewrite in rules for flat in _orderings(_compile(p))
-        ]
-        self.literals = {id(n): n for p, _ in self.rules for n in _constants(p)}
-        self.by_shape: dict[tuple[Any, ...], list[Compiled]] = {}
+        namespace: dict[str, Any] = {}
+        literals: dict[Node, str] = {}
 
-    def candidates(self, node: Node) -> list[Compiled]:
-        args = node.args
-        lit = self.literals
-        shape = (
-            node.op,
-            *[
-                (a if id(a) in lit else a.op, *[c if id(c) in lit else c.op for c in a.args])
-                for a in args
-            ],
-        )
-        if len(args) == 2 and args[0] is args[1]:
-            shape += (True,)
-        found = self.by_shape.get(shape)
-        if found is None:
-            found = [(_steps(p), rw) for p, rw in self.rules if _fits(p, shape)]
-            self.by_shape[shape] = found
-        return found
+        def literal(n: Node) -> str:
+            name = literals.setdefault(n, f"K{len(literals)}")
+            namespace[name] = n
+            return name
 
-
-def _constants(pattern: Pattern) -> list[Node]:
-    """The constant nodes a (compiled) pattern names."""
-    if isinstance(pattern, Node):
-        return [pattern]
-    if isinstance(pattern, tuple):
-        return [n for sub in pattern[1:] for n in _constants(sub)]
-    return []
-
-
-def _admits(pattern: Pattern, key: Any) -> bool:
-    """Whether a node whose shape key is ``key`` (its op, or the literal constant itself)
-    can match ``pattern``."""
-    op = key.op if isinstance(key, Node) else key
-    if isinstance(pattern, tuple):
-        return pattern[0] == op
-    if isinstance(pattern, Node):
-        return pattern is key
-    return pattern[0] != "c" or op == "const"
-
-
-def _fits(pattern: Pattern, shape: tuple[Any, ...]) -> bool:
-    """Whether a node of this shape (two levels deep) can match the (flat) pattern."""
-    subs = pattern[1:]
-    if pattern[0] != shape[0] or len(subs) + 1 > len(shape):
-        return False
-    for sub, (key, *child_keys) in zip(subs, shape[1:], strict=False):
-        if not _admits(sub, key):
-            return False
-        if isinstance(sub, tuple):
-            if len(sub) - 1 != len(child_keys):
-                return False
-            if not all(_admits(p, k) for p, k in zip(sub[1:], child_keys, strict=True)):
-                return False
-    same = len(subs) == 2 and isinstance(subs[0], str) and subs[0] == subs[1]
-    return not same or shape[-1] is True
+        by_op: dict[str, list[str]] = {}
+        for i, (pattern, rewrite) in enumerate(rules):
+            namespace[f"R{i}"] = rewrite
+            for flat in _orderings(_compile(pattern)):
+                by_op.setdefault(flat[0], []).extend(_rule_source(flat, f"R{i}", literal))
+        lines: list[str] = []
+        for op, body in by_op.items():
+            arity = G.PRIMITIVES[op][0]
+            operands = ", ".join(f"a{i}" for i in range(arity)) + ("," if arity == 1 else "")
+            ops = ", ".join(f"a{i}.op" for i in range(arity))
+            lines += [f"def match_{op}(node, accept):", f"    {operands} = node.args"]
+            lines += [f"    {ops.replace('.op', '').replace('a', 'o')} = {ops}", *body]
+            lines += ["    return None", ""]
+        self.source = "\n".join(lines)
+        exec(compile(self.source, f"<tang.simplify rules: {len(rules)}>", "exec"), namespace)
+        self.matchers: dict[str, Matcher] = {op: namespace[f"match_{op}"] for op in by_op}
 
 
 _RULES = {True: RuleSet(EXACT + FINITE), False: RuleSet(EXACT)}
 
 
-def _use_counts(order: list[Node], outputs: list[Any]) -> dict[int, int]:
+def _use_counts(order: list[Node], outputs: list[Any]) -> dict[Node, int]:
     """How many operand slots (and outputs) refer to each node."""
-    uses = dict.fromkeys(map(id, order), 0)
+    uses = dict.fromkeys(order, 0)
     for node in order:
         for a in node.args:
-            uses[id(a)] += 1
+            uses[a] += 1
     for o in outputs:
-        if isinstance(o, Node):
-            uses[id(o)] += 1
+        if o.__class__ is Node:
+            uses[o] += 1
     return uses
 
 
-class _Pass:
-    """One sweep over the graph, children first: each node is rebuilt over its rewritten
-    operands and rewritten until no rule fits; the nodes a rewrite creates are rewritten
-    the same way before their parent (an explicit stack, never recursion)."""
+class _Sweep:
+    """One sweep over the graph, children first: each node is rebuilt over its operands'
+    forms and rewritten until no rule fits; the nodes a rewrite creates are settled the
+    same way before their parent (an explicit stack, never recursion)."""
 
-    def __init__(self, outputs: list[Any], rules: RuleSet, normal: dict[int, Node]) -> None:
+    def __init__(self, outputs: list[Any], rules: RuleSet, normal: set[Node]) -> None:
         self.outputs = outputs
-        self.order = topo_order(o for o in outputs if isinstance(o, Node))
-        self.present: dict[int, Any] = dict(zip(map(id, self.order), self.order, strict=True))
-        self._uses: dict[int, int] | None = None
-        self.extra_uses: dict[int, int] = {}
-        self.rules = rules
-        self.normal = normal  # nodes no rule fits (kept alive, so their ids stay theirs)
-        self.refused = self.just_refused = False
+        self.order = topo_order(o for o in outputs if o.__class__ is Node)
+        self.present = set(self.order)  # nodes of the graph being built
+        self._uses: dict[Node, int] | None = None
+        self.extra_uses: dict[Node, int] = {}
+        self.matchers = rules.matchers
+        self.normal = normal  # nodes no rule fits (shared by the sweeps of one simplify)
+        self.refused: list[Node] = []  # nodes whose rewrite was refused (the DAG would grow)
+        self.just_refused = False
 
     @property
-    def uses(self) -> dict[int, int]:
+    def uses(self) -> dict[Node, int]:
         """Use counts in the graph as the sweep began (counted when first needed)."""
         if self._uses is None:
             self._uses = _use_counts(self.order, self.outputs)
         return self._uses
 
     def run(self) -> list[Any]:
-        new: dict[int, Any] = {}
-        normal, candidates = self.normal, self.rules.candidates
+        form: dict[Node, Any] = {}  # node (old or new) -> its rewritten form
+        normal, matchers, accept = self.normal, self.matchers, self.accept
         for node in self.order:
-            if id(node) in new:
+            if node in form:
                 continue
             if not node.args:
-                new[id(node)] = node
+                form[node] = node
                 continue
             for a in node.args:
-                if new[id(a)] is not a:
+                if form[a] is not a:
+                    form[node] = self.settle(node, form)
                     break
             else:  # its operands stayed: often nothing to do
-                if id(node) in normal:
-                    new[id(node)] = node
-                    continue
-                if not candidates(node):
-                    normal[id(node)] = node
-                    new[id(node)] = node
-                    continue
-            new[id(node)] = self.normalize(node, new)
-        return [new[id(o)] if isinstance(o, Node) else o for o in self.outputs]
+                match = matchers.get(node.op) if node not in normal else None
+                self.just_refused = False
+                rewritten = match(node, accept) if match is not None else None
+                if rewritten is None:
+                    if not self.just_refused:
+                        normal.add(node)
+                    form[node] = node
+                else:
+                    form[node] = self.settle(node, form, rewritten)
+        return [form[o] if o.__class__ is Node else o for o in self.outputs]
 
-    def apply(self, node: Node) -> Any:
-        """The first rule's rewrite of ``node`` that does not grow the DAG, or None. A
-        rewrite frees the root and every matched operation only it used, and may add as
-        many; one refused for that is worth another pass (use counts change)."""
-        self.just_refused = False
-        for steps, rewrite in self.rules.candidates(node):
-            found = _match(steps, node)
-            if found is None:
-                continue
-            env, inner = found
-            result = rewrite(**{k: (v.value if k[0] == "c" else v) for k, v in env.items()})
-            if result is None:
-                continue
-            freed = 1
-            if len(inner) > 1:
-                uses, extra = self.uses, self.extra_uses
-                freed += sum(1 for n in inner[1:] if uses.get(id(n), 0) + extra.get(id(n), 0) == 1)
-            added, used = _new_operations(result, self.present)
-            if added <= freed:
-                for n in used:  # new references this sweep made: their nodes are not freed
-                    self.extra_uses[id(n)] = self.extra_uses.get(id(n), 0) + 1
-                return result
-            self.refused = self.just_refused = True
-        return None
+    def accept(self, node: Node, result: Any, inner: tuple[Node, ...]) -> bool:
+        """Whether rewriting ``node`` (matched down to the operations ``inner``) to
+        ``result`` keeps the DAG from growing: it frees the root and each matched operation
+        only it used, and may add as many. One refused is worth another sweep (use counts
+        change)."""
+        used = self._grows(result, inner)
+        if used is None:
+            self.refused.append(node)
+            self.just_refused = True
+            return False
+        extra = self.extra_uses
+        for n in used:  # new references this sweep made: their nodes are not freed
+            extra[n] = extra.get(n, 0) + 1
+        return True
 
-    def normalize(self, root: Node, done: dict[int, Any]) -> Any:
-        """The rewritten form of ``root`` (whose operands are done), given ``done``: old or
-        new node id → rewritten form."""
-        normal, present = self.normal, self.present
-        stack: list[tuple[Node, Any]] = [(root, True)]
+    def _grows(self, result: Any, inner: tuple[Node, ...]) -> list[Node] | None:
+        """None when the rewrite would add more operations than it frees; else the
+        existing nodes its new operations use."""
+        freed = 1
+        if inner:
+            uses, extra = self.uses, self.extra_uses
+            freed += sum(1 for n in inner if uses.get(n, 0) + extra.get(n, 0) == 1)
+        added, used = _new_operations(result, self.present)
+        return None if added > freed else used
+
+    def would_rewrite(self, nodes: list[Node]) -> bool:
+        """Whether a sweep would now take a rewrite of any of ``nodes`` (ones refused in
+        the sweep before, whose use counts may have changed since). Nothing is recorded."""
+        matchers, present = self.matchers, self.present
+        taken = [False]
+
+        def probe(node: Node, result: Any, inner: tuple[Node, ...]) -> bool:
+            taken[0] = taken[0] or self._grows(result, inner) is not None
+            return False
+
+        for node in nodes:
+            if node in present and not taken[0]:
+                matchers[node.op](node, probe)
+        return taken[0]
+
+    def settle(self, root: Node, form: dict[Node, Any], rewritten: Any = None) -> Any:
+        """The rewritten form of ``root``, whose operands have their forms in ``form``;
+        ``rewritten`` is a rewrite of ``root`` already found."""
+        normal, present, matchers, accept = self.normal, self.present, self.matchers, self.accept
+        stack: list[tuple[Node, Any]] = []
+        if rewritten is None:
+            stack.append((root, True))
+        else:
+            self._follow(root, rewritten, form, stack)
         budget = 256  # rewrites for one node: rules shrink or canonicalize, this is a net
         while stack:
             node, state = stack.pop()
-            if id(node) in done and state is None:
-                continue
-            if not node.args:
-                done[id(node)] = node
-                continue
-            if isinstance(state, Node):  # node was rewritten to state: take its form
-                done[id(node)] = done[id(state)]
-                continue
-            if state is None:  # operands first
+            if state is None:  # a node a rewrite built: operands first
+                if node in form:
+                    continue
+                if not node.args:
+                    form[node] = node
+                    continue
                 stack.append((node, True))
-                stack.extend((a, None) for a in node.args if id(a) not in done)
+                stack.extend((a, None) for a in node.args if a not in form)
                 continue
-            args = [done.get(id(a), a) for a in node.args]
+            if state is not True:  # node was rewritten to state, which is settled now
+                form[node] = form[state]
+                continue
             current: Any = node
-            for a, b in zip(args, node.args, strict=True):
-                if a is not b:
-                    current = BUILD[node.op](*args)
+            for a in node.args:
+                if form[a] is not a:
+                    current = BUILD[node.op](*[form[b] for b in node.args])
                     break
-            rewritten = None
-            if budget > 0 and current.__class__ is Node and current.args:
-                rewritten = None if id(current) in normal else self.apply(current)
+            if current.__class__ is not Node or not current.args:
+                form[node] = current
+                continue
+            if current is not node and current in form:
+                form[node] = form[current]
+                continue
+            self.just_refused = False
+            match = matchers.get(current.op) if budget > 0 and current not in normal else None
+            rewritten = match(current, accept) if match is not None else None
             if rewritten is None:
-                if current.__class__ is Node:
-                    if not self.just_refused:  # else the next sweep tries it again
-                        normal[id(current)] = current
-                    present[id(current)] = current
-                done[id(node)] = current
+                if not self.just_refused:  # else the next sweep tries it again
+                    normal.add(current)
+                present.add(current)
+                form[node] = form[current] = current
                 continue
             budget -= 1
-            if not isinstance(rewritten, (Node, bool)):
-                rewritten = const(rewritten)
-            if isinstance(rewritten, bool) or not rewritten.args:
-                done[id(node)] = rewritten
-                continue
-            present[id(rewritten)] = rewritten
-            stack.append((node, rewritten))  # then node takes the rewritten form
-            stack.append((rewritten, None))  # which is rewritten first, operands first
-        return done[id(root)]
+            self._follow(node, rewritten, form, stack)
+        return form[root]
+
+    def _follow(self, node: Node, rewritten: Any, form: dict[Node, Any], stack: list) -> None:
+        """Queue ``rewritten`` (a rewrite of ``node``) to be settled; node then takes its
+        form. A number or a bool is final at once."""
+        if not isinstance(rewritten, (Node, bool)):
+            rewritten = const(rewritten)
+        if rewritten.__class__ is not Node or not rewritten.args:
+            form[node] = rewritten
+            return
+        self.present.add(rewritten)
+        stack.append((node, rewritten))  # then node takes the rewritten form
+        stack.append((rewritten, None))  # which is settled first, operands first
 
 
 def _operations(order: list[Node]) -> int:
@@ -403,22 +411,26 @@ def simplify(target: Graph | Node, *, assume_finite: bool = True, max_passes: in
     graph = target if isinstance(target, Graph) else Graph(sorted(variables([target])), [target])
     rules = _RULES[bool(assume_finite)]
     outputs: list[Any] = list(graph.outputs)
-    normal: dict[int, Node] = {}
+    normal: set[Node] = set()
     # Each rewrite is costed locally; sharing across rewrites can still grow the DAG now and
     # then, so the smallest outputs seen are kept: simplify never adds operations.
     best, best_ops = outputs, math.inf
     with building():
+        sweep = _Sweep(outputs, rules, normal)
         for _ in range(max_passes):
-            sweep = _Pass(outputs, rules, normal)
             ops = _operations(sweep.order)
             if ops <= best_ops:
                 best, best_ops = outputs, ops
             rewritten = sweep.run()
-            unchanged = all(a is b for a, b in zip(rewritten, outputs, strict=True))
-            outputs = rewritten
-            if unchanged or not sweep.refused:  # a sweep leaves every node it saw settled
+            if all(a is b for a, b in zip(rewritten, outputs, strict=True)):
+                break  # a fixpoint: sweep.order is still the order of outputs
+            outputs, refused = rewritten, sweep.refused
+            sweep = _Sweep(outputs, rules, normal)
+            # A sweep leaves every node it saw settled, but for refused rewrites: sweep
+            # again only if use counts have changed enough for one of them to be taken.
+            if not refused or not sweep.would_rewrite(refused):
                 break
-        if _operations(topo_order(o for o in outputs if isinstance(o, Node))) > best_ops:
+        if _operations(sweep.order) > best_ops:
             outputs = best
     nodes = [o if isinstance(o, Node) else const(float(o)) for o in outputs]
     return Graph(graph.inputs, nodes) if isinstance(target, Graph) else nodes[0]
