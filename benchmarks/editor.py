@@ -8,10 +8,12 @@ Drives headless Chromium (/usr/bin/chromium) on the built site. Each character i
 the next one waits until the page has answered it (kernels, or the parse error of a prefix).
 Per keystroke the page records (web/panels/editor.js, ``window.tangEditor.last``):
 
-    dom    edit → the answer in the DOM (debounce + worker round trip + rendering)
+    dom    edit → the answer in the DOM (coalescing + worker round trip + rendering)
     paint  edit → the next animation frame after that (what the eye can see)
+    wait   edit → the request sent (an isolated keystroke goes at once)
     call   the worker round trip of the request alone
     python ``playground.compile`` inside the worker (Pyodide's CPython 3.14)
+    code   the kernel into the code view; rest: the status line and the graph panel
 
 Next to them, the same handler on every same text in this process's CPython (best of 3).
 """
@@ -121,9 +123,12 @@ def main() -> int:
         print(label)
         print(row("edit → kernels in the DOM", [s["latency_ms"] for s in group]))
         print(row("edit → next frame painted", [s["paint_ms"] for s in group]))
+        print(row("edit → request sent", [s["wait_ms"] for s in group]))
         print(row("worker round trip", [s["call_ms"] for s in group]))
         print(row("Python in the worker (Pyodide)", [s["python_ms"] for s in group]))
         print(row("same handler, this CPython", [native[s["expr"]] for s in group]))
+        print(row("kernel into the code view", [s["code_ms"] for s in group]))
+        print(row("status line and graph panel", [s["rest_ms"] for s in group]))
     p95_paint = percentile([s["paint_ms"] for s in kernels], 0.95)
     p95_py = percentile([s["python_ms"] for s in kernels], 0.95)
     ratio = statistics.median(s["python_ms"] / native[s["expr"]] for s in kernels)

@@ -101,7 +101,10 @@ def test_bad_expression_underlines_the_column_and_keeps_the_last_kernel(launch, 
     type_expression(tp, "x * sin(y)")
     wait_compiled(tp, "x * sin(y)")
     good = code_text(tp)
-    type_expression(tp, "x * sin(y) + * 2")
+    # append, so that no prefix typed on the way parses to another kernel (an isolated
+    # keystroke compiles at once, so "x" alone would be a good kernel when retyping)
+    tp.page.keyboard.press("End")
+    tp.page.keyboard.type(" + * 2")
     wait_compiled(tp, "x * sin(y) + * 2", state="stale")
     status = tp.page.locator(".expr-status")
     assert status.get_attribute("data-column") == "14"

@@ -153,11 +153,23 @@ export function codeViewer({ parent, label = "Kernel", onHoverLine = () => {} })
   let current = null;
   return {
     view,
-    /** Show `source` highlighted as `backend`'s language. */
+    /** Show `source` highlighted as `backend`'s language. Only the span that differs from
+     * the text shown is replaced, so CodeMirror keeps the parse and the DOM of the rest
+     * (consecutive kernels of a typed expression share most of their lines). */
     show(source, backend) {
       const effects = backend !== current ? lang.reconfigure(language[backend]?.() ?? []) : [];
       current = backend;
-      view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: source }, effects });
+      const old = view.state.doc.toString();
+      const most = Math.min(old.length, source.length);
+      let head = 0;
+      while (head < most && old.charCodeAt(head) === source.charCodeAt(head)) head++;
+      let tail = 0;
+      while (
+        tail < most - head &&
+        old.charCodeAt(old.length - 1 - tail) === source.charCodeAt(source.length - 1 - tail)
+      ) tail++;
+      const insert = source.slice(head, source.length - tail);
+      view.dispatch({ changes: { from: head, to: old.length - tail, insert }, effects });
     },
     /** Mark these (1-based) lines; [] clears. */
     highlight(lines) {

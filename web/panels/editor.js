@@ -16,7 +16,10 @@ const TABS = {
   javascript: ["JavaScript", "js"],
   python: ["Python", "py"],
 };
-const DEBOUNCE_MS = 10; // coalesce bursts (auto-repeat, paste); a single keystroke waits 10 ms
+// An isolated keystroke compiles at once; edits that follow within DEBOUNCE_MS of a compile
+// (auto-repeat, fast typing, paste) are coalesced: the newest text wins, the stale request
+// is cancelled.
+const DEBOUNCE_MS = 10;
 
 const el = (tag, props = {}, ...children) => {
   const node = Object.assign(document.createElement(tag), props);
@@ -119,6 +122,7 @@ export default {
     let timer = null;
     let inflight = null; // AbortController of the running request
     let editedAt = performance.now();
+    let compiledAt = -Infinity; // when the last compile started
     const timings = (window.tangEditor = { last: null, count: 0 });
 
     const setStatus = (kind, text) => {
@@ -139,7 +143,7 @@ export default {
       inflight?.abort();
       const controller = (inflight = new AbortController());
       const expr = state.get().expr;
-      const sent = performance.now();
+      const sent = (compiledAt = performance.now());
       const started = editedAt;
       let answer;
       try {
@@ -155,6 +159,7 @@ export default {
       if (controller !== inflight) return; // a newer edit overtook this answer
       inflight = null;
       const received = performance.now();
+      let rendered = received;
       if (answer.error) {
         const e = answer.error;
         input.setError({ from: e.position, to: e.end, message: e.message });
@@ -172,6 +177,7 @@ export default {
         good = answer;
         good.expr = expr;
         render();
+        rendered = performance.now();
         output.dataset.state = "ok";
         output.dataset.expr = expr;
         staleNote.hidden = true;
@@ -192,8 +198,11 @@ export default {
         expr,
         ok: !answer.error,
         latency_ms: domDone - started, // edit → kernels (or the error) in the DOM
+        wait_ms: sent - started, // edit → request sent (coalescing)
         call_ms: received - sent,
         python_ms: answer.timing.python_ms,
+        code_ms: rendered - received, // the kernel into the code view
+        rest_ms: domDone - rendered, // status line, graph panel
       };
       requestAnimationFrame(() => {
         if (timings.last?.expr === expr) timings.last.paint_ms = performance.now() - started;
@@ -203,7 +212,8 @@ export default {
     const schedule = () => {
       editedAt = performance.now();
       clearTimeout(timer);
-      timer = setTimeout(compile, DEBOUNCE_MS);
+      if (!inflight && editedAt - compiledAt >= DEBOUNCE_MS) compile();
+      else timer = setTimeout(compile, DEBOUNCE_MS);
     };
     const input = expressionEditor({
       parent: inputBox,
