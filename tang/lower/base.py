@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from ..expr.graph import BOOL_OPS, Node, const
-from .program import Program
+from .program import ABS, Program
 
 ONE = const(1.0)
 
@@ -302,18 +302,13 @@ class Printer:
             }
         return cache[dtype]
 
-    def expression(self, nodes: tuple[Node, ...], known: dict, temps: dict, table: dict) -> str:
+    def expression(self, nodes: tuple[Node, ...], known: dict, shapes: dict, table: dict) -> str:
         """Text of the last of ``nodes`` (an inlined subtree, children first). ``known``
         holds (text, precedence) of temporaries, inputs and constants, and gains the
-        inlined nodes' texts; ``temps`` tells temporaries apart from inlined nodes."""
+        inlined nodes' texts; ``shapes`` is the program's ``operands``."""
         text = ""
         for node in nodes:
-            op_name = node.op
-            args = node.args
-            if op_name == "add":
-                op_name, args = _add_operands(node, temps)
-            elif op_name == "mul" and args[1].op == "const":  # constants first: 2 * x
-                args = (args[1], args[0])
+            op_name, args = shapes[node]
             template, prec, needs = table[op_name]
             if len(args) == 2:
                 t0, p0 = known[args[0]]
@@ -345,7 +340,7 @@ class Printer:
         check_name(name)
         ty = self.types[dtype]
         idents = identifiers(prog.inputs)
-        temps = prog.temps
+        temps, shapes = prog.temps, prog.operands
         table = self.table(dtype)
         known: dict[Node, tuple[str, int]] = {n: (t, ATOM) for n, t in temps.items()}
         for node in prog.leaves:
@@ -369,14 +364,14 @@ class Printer:
             head, depth, tail = self.function_frame(name, ty, params, prog)
         declare, bool_type = self.declare, self.bool_type
         for step in prog.steps:
-            expr = self.expression(step.nodes, known, temps, table)
+            expr = self.expression(step.nodes, known, shapes, table)
             known[step.node] = (step.name, ATOM)  # later lines refer to it by name
             step_ty = bool_type if step.node.op in BOOL_OPS else ty
             body.append((declare.format(type=step_ty, name=step.name, expr=expr), step.nodes))
         exprs = []
         for st in prog.stores:
             if st.nodes:
-                exprs.append((self.expression(st.nodes, known, temps, table), st.nodes))
+                exprs.append((self.expression(st.nodes, known, shapes, table), st.nodes))
             else:
                 exprs.append((known[st.node][0], (st.node,)))
         if shape == "kernel":
@@ -407,25 +402,6 @@ def _layout(inputs: tuple[str, ...], output_names: tuple[str, ...]) -> str:
     ins = ", ".join(f"{k}: {n}" for k, n in enumerate(identifiers(inputs).values()))
     outs = ", ".join(f"{k}: {_safe(n)}" for k, n in enumerate(output_names))
     return f"src[k*n + i] = input k ({ins or 'none'}); dst[j*n + i] = output j ({outs})"
-
-
-def _add_operands(node: Node, temps: dict) -> tuple[str, tuple]:
-    """An add prints with its constant last (x + 1), and add(a, neg(b)) / add(a, -c) as
-    a - b / a - c: IEEE addition commutes and a - b is a + (-b), bit for bit. The
-    magnitude of a negative constant c is looked up as ``(ABS, c)``."""
-    a, b = node.args
-    if a.op == "const":
-        a, b = b, a
-    if b.op == "neg" and b not in temps:  # an inlined negation
-        return "sub", (a, b.args[0])
-    if b.op == "const" and b.value == b.value and math.copysign(1.0, b.value) < 0:  # type: ignore[arg-type]
-        return "sub", (a, (ABS, b))
-    if a.op == "neg" and a not in temps:
-        return "sub", (b, a.args[0])
-    return "add", (a, b)
-
-
-ABS = "abs"  # key (ABS, c) in a printer's table of texts: a negative constant's magnitude
 
 
 def _safe(text: str) -> str:

@@ -9,6 +9,8 @@ printers in this package turn it into text and record which line computes which 
 
 from __future__ import annotations
 
+import functools
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -54,6 +56,40 @@ class Program:
     def used_inputs(self) -> tuple[str, ...]:
         """Inputs some step or store actually reads (kernels load only these)."""
         return tuple(n.name for n in self.loads)  # type: ignore[misc]
+
+    @functools.cached_property
+    def operands(self) -> dict[Node, tuple[str, tuple]]:
+        """How each operation prints in every language, as (op, operands): ``sub`` for
+        an add of a negation or of a negative constant (whose magnitude is ``(ABS, c)``),
+        constants first in a product (2 * x) and last in a sum (x + 1). Worked out once
+        per program, for all the printers."""
+        shapes: dict[Node, tuple[str, tuple]] = {}
+        for nodes in [*(s.nodes for s in self.steps), *(s.nodes for s in self.stores)]:
+            for node in nodes:
+                shapes[node] = _shape(node, self.temps)
+        return shapes
+
+
+ABS = "abs"  # key (ABS, c) in a printer's table of texts: a negative constant's magnitude
+
+
+def _shape(node: Node, temps: dict[Node, str]) -> tuple[str, tuple]:
+    """(op, operands) as printed; IEEE addition commutes and a - b is a + (-b), bit for bit."""
+    op, args = node.op, node.args
+    if op == "mul" and args[1].op == "const":
+        return op, (args[1], args[0])
+    if op != "add":
+        return op, args
+    a, b = args
+    if a.op == "const":
+        a, b = b, a
+    if b.op == "neg" and b not in temps:  # an inlined negation
+        return "sub", (a, b.args[0])
+    if b.op == "const" and b.value == b.value and math.copysign(1.0, b.value) < 0:  # type: ignore[arg-type]
+        return "sub", (a, (ABS, b))
+    if a.op == "neg" and a not in temps:
+        return "sub", (b, a.args[0])
+    return "add", (a, b)
 
 
 def schedule(
