@@ -17,6 +17,7 @@ from tang.expr.parse import (
     TooLargeError,
     TooLongError,
     parse,
+    parse_definition,
     parse_graph,
 )
 
@@ -330,3 +331,11 @@ def test_huge_nesting_without_recursion() -> None:
     chain = parse("sin(" * n + "x" + ")" * n, limits=UNLIMITED)
     assert chain.op == "sin"
     assert math.isclose(g.evaluate([chain], POINT)[0], math.sqrt(3 / n), rel_tol=2e-2)
+
+
+def test_parse_definition_says_whether_the_text_declares_its_variables() -> None:
+    node, declared = parse_definition("f(x, y, z) = x*y")
+    assert declared == ("x", "y", "z")  # z is declared, though unused
+    same, none = parse_definition("x*y")
+    assert none is None and same is node
+    assert parse_definition("g() = 2")[1] == ()

@@ -141,6 +141,18 @@ def test_parse_errors_come_back_with_the_column(text, column, snippet):
     assert err["message"] and "kernels" not in out
 
 
+def test_text_for_the_same_function_reuses_the_last_answer():
+    first = compile_expression("x*sin(y)")
+    for same in ("x * sin(y) ", "(x*sin(y))", "x*(sin(y))"):
+        again = compile_expression(same)
+        assert again["timing"].get("same_function") is True
+        assert again["kernels"] == first["kernels"] and again["graph"] == first["graph"]
+    other = compile_expression("f(x, y, z) = x*sin(y)")  # a third input: another function
+    assert "same_function" not in other["timing"] and other["inputs"] == ["x", "y", "z"]
+    value_only = compile_expression("f(x, y, z) = x*sin(y)", grad=False)
+    assert "same_function" not in value_only["timing"] and value_only["outputs"] == ["f"]
+
+
 def test_declared_variables_and_value_only():
     out = call("playground.compile", expr="f(a, b) = a * sin(b)", grad=False)
     assert out["inputs"] == ["a", "b"] and out["outputs"] == ["f"]

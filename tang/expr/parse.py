@@ -264,6 +264,16 @@ def parse_graph(
     return g.Graph(inputs, [node])
 
 
+def parse_definition(
+    text: str, variables: Sequence[str] | None = None, *, limits: Limits = LIMITS
+) -> tuple[Node, tuple[str, ...] | None]:
+    """The node for ``text`` and the variables its ``f(a, b) = …`` declares, or None when
+    it declares none (then it may use ``variables``, default x, y, z)."""
+    parser = _Parser(text, variables, True, limits)
+    node, inputs = parser.run()
+    return node, inputs if parser.declared else None
+
+
 def _check_names(variables: Sequence[str]) -> tuple[str, ...]:
     if isinstance(variables, str):
         raise TypeError("variables must be a sequence of names, not one string")
@@ -315,6 +325,7 @@ class _Parser:
             )
         self.tokens = _tokenize(text)
         self.nodes = self.depth = 0
+        self.declared = False  # whether the text starts with f(a, b) = …
 
     # -- helpers -------------------------------------------------------------------------
 
@@ -368,6 +379,7 @@ class _Parser:
 
     def run(self) -> tuple[Node, tuple[str, ...]]:
         first, allowed = self.header()
+        self.declared = first > 0
         allowed_set = frozenset(allowed)
         toks = self.tokens
         values: list[Operand] = []
