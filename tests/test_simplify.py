@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import tang
 from tang.expr import graph as g
-from tang.expr.simplify import EXACT, FINITE, simplify
+from tang.expr.simplify import _RULES, EXACT, FINITE, simplify
 from tests.core_programs import VARIABLES, all_finite, describe, programs, run
 
 x, y, z = g.var("x"), g.var("y"), g.var("z")
@@ -123,6 +123,16 @@ def test_fixpoint_and_returned_kind() -> None:
 def test_rule_tables_are_tables() -> None:
     for pattern, rewrite in EXACT + FINITE:
         assert isinstance(pattern, tuple) and pattern[0] in g.PRIMITIVES and callable(rewrite)
+
+
+def test_the_generated_matchers_cover_every_rule_in_both_operand_orders() -> None:
+    for rules, table in ((EXACT + FINITE, _RULES[True]), (EXACT, _RULES[False])):
+        for pattern, _ in rules:
+            assert f"# {pattern!r}" in table.source, pattern
+        assert set(table.matchers) == {p[0] for p, _ in rules}
+    # x·(-y) and (-x)·y both pull the sign out, whichever operand the graph put first
+    assert simplify(y * g.neg(x), assume_finite=False) is g.neg(x * y)
+    assert simplify(g.neg(y) * x, assume_finite=False) is g.neg(x * y)
 
 
 coordinate = st.one_of(st.just(0.0), st.floats(1e-3, 3.0), st.floats(-3.0, -1e-3))

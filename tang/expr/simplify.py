@@ -225,12 +225,12 @@ class RuleSet:
                 by_op.setdefault(flat[0], []).extend(_rule_source(flat, f"R{i}", literal))
         lines: list[str] = []
         for op, body in by_op.items():
-            arity = G.PRIMITIVES[op][0]
-            operands = ", ".join(f"a{i}" for i in range(arity)) + ("," if arity == 1 else "")
-            ops = ", ".join(f"a{i}.op" for i in range(arity))
+            arity = range(G.PRIMITIVES[op][0])
+            operands = ", ".join(f"a{i}" for i in arity) + ("," if len(arity) == 1 else "")
+            op_names = ", ".join(f"o{i}" for i in arity)
+            op_values = ", ".join(f"a{i}.op" for i in arity)
             lines += [f"def match_{op}(node, accept):", f"    {operands} = node.args"]
-            lines += [f"    {ops.replace('.op', '').replace('a', 'o')} = {ops}", *body]
-            lines += ["    return None", ""]
+            lines += [f"    {op_names} = {op_values}", *body, "    return None", ""]
         self.source = "\n".join(lines)
         exec(compile(self.source, f"<tang.simplify rules: {len(rules)}>", "exec"), namespace)
         self.matchers: dict[str, Matcher] = {op: namespace[f"match_{op}"] for op in by_op}
