@@ -9,13 +9,12 @@ depth are safe, in CPython and in Pyodide alike.
 
 from __future__ import annotations
 
-import contextlib
 import gc
 import itertools
 import math
 import struct
 import weakref
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Union
 
 from .. import ieee
@@ -68,21 +67,21 @@ _releasing = [False]
 
 
 def _died(ref: weakref.ref, _dead: list = _dead, _releasing: list = _releasing) -> None:
-    """Weak-reference callback of every operation node (see _operands)."""
-    _dead.append(ref)
+    """Weak-reference callback of every operation node (see _operands): release what
+    earlier deaths queued, then queue this node's entry (its node is still being freed)."""
     if not _releasing[0]:
-        release_dead(keep=ref)
+        release_dead()
+    _dead.append(ref)
 
 
-def release_dead(keep: weakref.ref | None = None) -> None:
+def release_dead() -> None:
     """Release the operands of dead nodes, one level at a time, in a loop."""
+    if _releasing[0]:
+        return
     _releasing[0] = True
     try:
-        kept = [r for r in _dead if r is keep]
-        _dead[:] = [r for r in _dead if r is not keep]
         while _dead:
             _operands.pop(_dead.pop(), None)  # may kill operands: they queue themselves
-        _dead.extend(kept)
     finally:
         _releasing[0] = False
 
@@ -278,16 +277,18 @@ def _sweep() -> None:
     _sweep_at[0] = max(_SWEEP_MIN, 2 * len(_interned))
 
 
-@contextlib.contextmanager
-def building() -> Iterator[None]:
+class building:
     """Pause Python's cycle collector while building many nodes: nodes form no cycles, and
     its repeated scans of a growing graph would cost more than the building itself."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
+
+    __slots__ = ("enabled",)
+
+    def __enter__(self) -> None:
+        self.enabled = gc.isenabled()
+        gc.disable()
+
+    def __exit__(self, *exc: object) -> None:
+        if self.enabled:
             gc.enable()
 
 
