@@ -135,6 +135,21 @@ def test_without_webgpu_run_it_says_so_uses_the_cpu_and_can_be_stopped(launch, s
     run = wait_run(page, DEFAULT_EXPR)
     assert run["n"] == run["done"] == 1024
 
+    # an edit stops a long run of the old text at once (the editor gets the worker), and the
+    # new text runs when typing pauses
+    page.page.select_option("#run-samples", "4194304")
+    page.page.wait_for_function(
+        "sel => (document.querySelector(sel).tangRun?.done ?? 0) > 0", arg=RUN, timeout=60_000
+    )
+    set_expr(page, "x * y")
+    page.page.wait_for_function(
+        "sel => document.querySelector(sel).dataset.state !== 'running'", arg=RUN, timeout=5_000
+    )
+    page.page.wait_for_selector(".kernel-output[data-expr='x * y'][data-state=ok]", timeout=10_000)
+    page.page.select_option("#run-samples", "1024")
+    run = wait_run(page, "x * y")
+    assert run["n"] == run["done"] == 1024
+
     # a bad expression is the parser's error, and the last plot stays, marked stale
     set_expr(page, "sin(x*")
     page.page.wait_for_function(

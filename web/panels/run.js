@@ -243,6 +243,16 @@ export default {
     state.subscribe((s, changed) => {
       if (changed.has("expr")) {
         exprText.textContent = s.expr;
+        if (controller) {
+          // the run in progress is of the old text: stop it now, so the worker is free for
+          // the editor while typing goes on, and run the new text once it pauses
+          const stale = controller;
+          controller = null;
+          stale.abort();
+          stopBtn.disabled = true;
+          el.classList.add("stale");
+          setState("waiting", "The expression changed: it runs again when typing pauses.");
+        }
         schedule();
       }
     });
