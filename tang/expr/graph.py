@@ -47,7 +47,8 @@ HALF_PI = 1.5707963267948966
 Number = int | float
 Operand = Union["Node", int, float]
 
-# structure key -> weak reference to the node (dead entries are swept now and then)
+# structure key -> weak reference to the node. An operation node's entry goes when the node
+# is released (below); constants' and variables' dead entries are swept now and then.
 _interned: dict[tuple, weakref.ref[Node]] = {}
 _SWEEP_MIN = 1 << 16
 _sweep_at = [_SWEEP_MIN]
@@ -57,11 +58,13 @@ _weak = weakref.ref
 # Freeing a deep graph without deep recursion. CPython frees a node's operands inside the
 # node's own deallocation, a few C frames per level, and Pyodide's WebAssembly stack dies
 # after about a thousand levels (3.14's "trashcan" does not see that stack). So each node's
-# operand tuple is also held here, keyed by the node's weak reference; when a node dies, its
-# entry is queued, and a loop releases queued entries one at a time: releasing one can kill
-# operands, which only queue themselves. The entry of the node whose death runs the loop is
-# still held by that node, so it waits for the next death (``release_dead`` forces it).
-_operands: dict[weakref.ref, tuple] = {}
+# operand tuple is also held here (with its key in _interned), keyed by the node's weak
+# reference; when a node dies, its entry is queued, and a loop releases queued entries one at
+# a time: releasing one can kill operands, which only queue themselves. The entry of the node
+# whose death runs the loop is still held by that node, so it waits for the next death
+# (``release_dead`` forces it). Releasing also forgets the node's key, a little at a time
+# rather than in one long sweep (which would stall the page's editor now and then).
+_operands: dict[weakref.ref, tuple[tuple, tuple]] = {}
 _dead: list[weakref.ref] = []
 _releasing = [False]
 
@@ -81,7 +84,11 @@ def release_dead() -> None:
     _releasing[0] = True
     try:
         while _dead:
-            _operands.pop(_dead.pop(), None)  # may kill operands: they queue themselves
+            ref = _dead.pop()
+            entry = _operands.pop(ref, None)
+            if entry is not None and _interned.get(entry[1]) is ref:
+                del _interned[entry[1]]
+            del entry  # may kill operands: they queue themselves
     finally:
         _releasing[0] = False
 
@@ -261,7 +268,7 @@ def _intern(op: str, args: tuple[Node, ...], value, name, key) -> Node:
     node.serial = next(_serials)
     if args:
         ref = _interned[key] = _weak(node, _died)
-        _operands[ref] = args
+        _operands[ref] = (args, key)
     else:
         _interned[key] = _weak(node)
     if len(_interned) > _sweep_at[0]:
@@ -270,8 +277,9 @@ def _intern(op: str, args: tuple[Node, ...], value, name, key) -> Node:
 
 
 def _sweep() -> None:
-    """Forget interned nodes that have died. Done in bulk now and then (no per-node
-    callbacks), so building and freeing nodes stays cheap."""
+    """Forget interned constants and variables that have died (operation nodes forget
+    themselves when released). Done in bulk, rarely: the threshold doubles with what is
+    live."""
     for key in [k for k, ref in _interned.items() if ref() is None]:
         del _interned[key]
     _sweep_at[0] = max(_SWEEP_MIN, 2 * len(_interned))
