@@ -331,18 +331,26 @@ def make(op: str, *operands: Operand) -> Node:
 
 
 def _commutative(op: str, a: Operand, b: Operand) -> Node:
-    """make(op, a, b) for add and mul, with its common case (two nodes, neither a
-    comparison, not both constants) on a short path: they dominate graph building."""
-    if a.__class__ is Node and b.__class__ is Node:
-        ao, bo = a.op, b.op  # type: ignore[union-attr]
-        if ao not in BOOL_OPS and bo not in BOOL_OPS and (ao != "const" or bo != "const"):
-            if a.serial > b.serial:  # type: ignore[union-attr]
-                a, b = b, a
-            key = (op, id(a), id(b))
-            ref = _interned.get(key)
-            node = ref() if ref is not None else None
-            return node if node is not None else _intern(op, (a, b), None, None, key)
-    return make(op, a, b)
+    """make(op, a, b) for add and mul, with its common case (two nodes or a node and a
+    Python float, neither a comparison, not both constants) on a short path: they dominate
+    graph building."""
+    if a.__class__ is not Node:
+        if a.__class__ is not float:
+            return make(op, a, b)
+        a = const(a)
+    if b.__class__ is not Node:
+        if b.__class__ is not float:
+            return make(op, a, b)
+        b = const(b)
+    ao, bo = a.op, b.op  # type: ignore[union-attr]
+    if ao in BOOL_OPS or bo in BOOL_OPS or (ao == "const" and bo == "const"):
+        return make(op, a, b)
+    if a.serial > b.serial:  # type: ignore[union-attr]
+        a, b = b, a
+    key = (op, id(a), id(b))
+    ref = _interned.get(key)
+    node = ref() if ref is not None else None
+    return node if node is not None else _intern(op, (a, b), None, None, key)
 
 
 def _unary(op: str, a: Operand) -> Node:
