@@ -129,6 +129,10 @@ def main() -> int:
         print(row("same handler, this CPython", [native[s["expr"]] for s in group]))
         print(row("kernel into the code view", [s["code_ms"] for s in group]))
         print(row("status line and graph panel", [s["rest_ms"] for s in group]))
+    fresh = [s["python_phases"] for s in kernels if "lower_ms" in s["python_phases"]]
+    print(f"inside the worker, the {len(fresh)} keystrokes that compiled a new function:")
+    for phase in ("parse_grad_ms", "lower_ms", "layout_ms"):
+        print(row(f"  {phase[:-3].replace('_', ' + ')}", [p[phase] for p in fresh]))
     p95_paint = percentile([s["paint_ms"] for s in kernels], 0.95)
     p95_py = percentile([s["python_ms"] for s in kernels], 0.95)
     ratio = statistics.median(s["python_ms"] / native[s["expr"]] for s in kernels)

@@ -201,6 +201,7 @@ export default {
         wait_ms: sent - started, // edit → request sent (coalescing)
         call_ms: received - sent,
         python_ms: answer.timing.python_ms,
+        python_phases: answer.timing, // parse_grad_ms, lower_ms, layout_ms (same_function)
         code_ms: rendered - received, // the kernel into the code view
         rest_ms: domDone - rendered, // status line, graph panel
       };
