@@ -21,10 +21,11 @@ export class RpcError extends Error {
 
 const base = new URL("./", import.meta.url).href;
 const worker = new Worker(new URL("./worker.js", import.meta.url), { type: "module" });
+// [0] signal [1] running [2] cancelled [3] acked [4] the id a signal is meant for
 const interrupt = globalThis.crossOriginIsolated
-  ? new Int32Array(new SharedArrayBuffer(16)) // [0] signal [1] running [2] cancelled [3] acked
+  ? new Int32Array(new SharedArrayBuffer(20))
   : null;
-if (interrupt) interrupt.set([0, -1, -1, -1]);
+if (interrupt) interrupt.set([0, -1, -1, -1, -1]);
 // A running call that is waiting (async) acknowledges a cancel at once; one that does not
 // within this long is busy Python, and gets a KeyboardInterrupt.
 const INTERRUPT_GRACE_MS = 200;
@@ -123,7 +124,12 @@ export function call(method, params = {}, { signal, timeout } = {}) {
         if (Atomics.load(interrupt, 1) === id) {
           setTimeout(() => {
             const busy = Atomics.load(interrupt, 1) === id && Atomics.load(interrupt, 3) !== id;
-            if (busy) Atomics.store(interrupt, 0, 2); // SIGINT: KeyboardInterrupt in Python
+            if (busy) {
+              // the call may end between the check and the signal: say whom it is for, so
+              // the worker can tell a late one from a real one
+              Atomics.store(interrupt, 4, id);
+              Atomics.store(interrupt, 0, 2); // SIGINT: KeyboardInterrupt in Python
+            }
           }, INTERRUPT_GRACE_MS);
         }
       }

@@ -1,9 +1,10 @@
 // The page's only Python: a module worker that boots Pyodide and answers requests.
 //
 // page → worker
-//   {init: {base, interruptBuffer?}}   start booting (interruptBuffer: Int32Array(4) on a
+//   {init: {base, interruptBuffer?}}   start booting (interruptBuffer: Int32Array(5) on a
 //                                      SharedArrayBuffer: [0] signal for Pyodide, [1] id now
-//                                      running, [2] id last cancelled, [3] id last acknowledged)
+//                                      running, [2] id last cancelled, [3] id last acknowledged,
+//                                      [4] id the last signal was meant for)
 //   {id, method, params}               call demos.api method `method` with JSON params
 //   {cancel: id}                       drop a queued request, or cancel a running one
 // worker → page
@@ -121,7 +122,15 @@ async function pump() {
     reply(request.id, envelope.ok, envelope.ok ? envelope.result : envelope.error);
   } catch (err) {
     const isCancel = err?.type === "CancelledError" || /CancelledError|KeyboardInterrupt/.test(String(err));
-    reply(request.id, false, isCancel ? cancelled("cancelled while running") : { type: err?.type ?? "Error", message: String(err?.message ?? err) });
+    // The page signals a call that looks busy; if it ended just before the signal landed,
+    // the signal hits the next call: that one was not cancelled, so it runs again (once).
+    const late = /KeyboardInterrupt/.test(String(err)) && interrupt && Atomics.load(interrupt, 4) !== request.id;
+    if (late && !request.retried) {
+      request.retried = true;
+      queue.unshift(request);
+    } else {
+      reply(request.id, false, isCancel ? cancelled("cancelled while running") : { type: err?.type ?? "Error", message: String(err?.message ?? err) });
+    }
   } finally {
     if (interrupt) {
       Atomics.store(interrupt, 1, -1);

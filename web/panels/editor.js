@@ -123,6 +123,7 @@ export default {
     let inflight = null; // AbortController of the running request
     let editedAt = performance.now();
     let compiledAt = -Infinity; // when the last compile started
+    let retries = 0; // asks again for the same edit
     const timings = (window.tangEditor = { last: null, count: 0 });
 
     const setStatus = (kind, text) => {
@@ -149,7 +150,16 @@ export default {
       try {
         answer = await call("playground.compile", { expr }, { signal: controller.signal });
       } catch (err) {
-        if (err?.type === "Cancelled" || controller.signal.aborted) return;
+        if (controller.signal.aborted) return; // a newer edit took over
+        if (err?.type === "Cancelled") {
+          // cancelled by no edit of ours (say, the worker restarted a call): ask again
+          if (controller === inflight && retries < 2) {
+            inflight = null;
+            retries += 1;
+            schedule(true);
+          }
+          return;
+        }
         output.dataset.state = good ? "stale" : "error";
         staleNote.hidden = !good;
         setStatus("error", `The worker failed: ${err?.message ?? err}`);
@@ -210,12 +220,14 @@ export default {
       });
     }
 
-    const schedule = () => {
+    const schedule = (retry = false) => {
+      if (!retry) retries = 0;
       editedAt = performance.now();
       clearTimeout(timer);
       if (!inflight && editedAt - compiledAt >= DEBOUNCE_MS) compile();
       else timer = setTimeout(compile, DEBOUNCE_MS);
     };
+
     const input = expressionEditor({
       parent: inputBox,
       doc: state.get().expr,
