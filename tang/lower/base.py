@@ -214,8 +214,14 @@ class Lowered:
         return {n: tuple(ls) for n, ls in lines.items()}
 
     def line_serials(self) -> dict[int, list[int]]:
-        """``line_nodes`` with node serials instead of nodes: JSON for the page."""
-        return {line: [n.serial for n in nodes] for line, nodes in self.line_nodes.items()}
+        """``line_nodes`` with node serials instead of nodes: JSON for the page. Kernels of
+        one program in different languages have the same body, so its serial lists are
+        made once per program and shared (read them, do not change them)."""
+        shared = self.program.__dict__.setdefault("_serial_lists", {})
+        lists = shared.get(self.body_nodes)
+        if lists is None:
+            lists = shared[self.body_nodes] = [[n.serial for n in ns] for ns in self.body_nodes]
+        return dict(zip(range(self.first_line, self.first_line + len(lists)), lists))
 
     def __str__(self) -> str:
         return self.source
