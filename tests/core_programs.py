@@ -143,6 +143,14 @@ def all_finite(graph: tang.Graph, point: Sequence[float]) -> bool:
     return all(math.isfinite(v) for v in tang.Graph(graph.inputs, nodes).eval(values))
 
 
+def largest_magnitude(graph: tang.Graph, point: Sequence[float]) -> float:
+    """The largest |number| the graph computes at ``point`` (at least 1): rounding errors
+    scale with it where large terms cancel to a small result."""
+    values = dict(zip(graph.inputs, point, strict=True))
+    nodes = [n for n in graph.nodes() if not n.is_bool]
+    return max([1.0, *map(abs, tang.Graph(graph.inputs, nodes).eval(values))])
+
+
 def on_atan2_branch_cut(graph: tang.Graph, point: Sequence[float]) -> bool:
     """Whether an atan2 in the graph gets y = ±0 with x < 0, where IEEE's signed zero picks
     ±π and sympy, which has no signed zero, always π: the two disagree by design there."""
