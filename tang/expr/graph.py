@@ -53,7 +53,6 @@ _interned: dict[tuple, weakref.ref[Node]] = {}
 _SWEEP_MIN = 1 << 16
 _sweep_at = [_SWEEP_MIN]
 _serials = itertools.count()
-_new_node = object.__new__
 _weak = weakref.ref
 # Freeing a deep graph without deep recursion. CPython frees a node's operands inside the
 # node's own deallocation, a few C frames per level, and Pyodide's WebAssembly stack dies
@@ -263,7 +262,12 @@ def _intern(op: str, args: tuple[Node, ...], value, name, key) -> Node:
         node = ref()
         if node is not None:
             return node
-    node = _new_node(Node)
+    return _create(op, args, value, name, key)
+
+
+def _create(op: str, args: tuple[Node, ...], value, name, key) -> Node:
+    """A new node for ``key``, which has no live node (the caller has looked)."""
+    node = Node()  # Node has no __init__: this is object's, at C speed
     node.op, node.args, node.value, node.name = op, args, value, name
     node.serial = next(_serials)
     if args:
@@ -350,7 +354,7 @@ def _commutative(op: str, a: Operand, b: Operand) -> Node:
     key = (op, id(a), id(b))
     ref = _interned.get(key)
     node = ref() if ref is not None else None
-    return node if node is not None else _intern(op, (a, b), None, None, key)
+    return node if node is not None else _create(op, (a, b), None, None, key)
 
 
 def _unary(op: str, a: Operand) -> Node:
@@ -359,7 +363,7 @@ def _unary(op: str, a: Operand) -> Node:
         key = (op, id(a))
         ref = _interned.get(key)
         node = ref() if ref is not None else None
-        return node if node is not None else _intern(op, (a,), None, None, key)
+        return node if node is not None else _create(op, (a,), None, None, key)
     return make(op, a)
 
 
