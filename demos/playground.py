@@ -82,7 +82,11 @@ def layout(outputs: Sequence[Node], labels: Sequence[str]) -> dict[str, Any]:
             users[a].append(n)
     layer: dict[Node, int] = {}
     for n in order:  # children first: one pass gives the longest path from a leaf
-        layer[n] = 1 + max((layer[a] for a in n.args), default=-1)
+        depth = 0
+        for a in n.args:
+            if layer[a] >= depth:
+                depth = layer[a] + 1
+        layer[n] = depth
     for n in reversed(order):  # a constant sits just above its first user, not on top
         if n.op == "const" and users[n]:
             layer[n] = max(0, min(layer[u] for u in users[n]) - 1)
@@ -93,9 +97,13 @@ def layout(outputs: Sequence[Node], labels: Sequence[str]) -> dict[str, Any]:
     for row in rows:
         for k, n in enumerate(row):
             pos[n] = float(k)
-    for neighbours, sweep in ((lambda n: n.args, rows[1:]), (users.__getitem__, rows[-2::-1])):
+    operands = {n: n.args for n in order}
+    for neighbours, sweep in ((operands, rows[1:]), (users, rows[-2::-1])):
         for row in sweep:
-            key = {n: _mean([pos[m] for m in neighbours(n)], pos[n]) for n in row}
+            key = {}
+            for n in row:
+                near = neighbours[n]
+                key[n] = sum([pos[m] for m in near]) / len(near) if near else pos[n]
             row.sort(key=key.__getitem__)
             for k, n in enumerate(row):
                 pos[n] = float(k)
@@ -123,10 +131,6 @@ def layout(outputs: Sequence[Node], labels: Sequence[str]) -> dict[str, Any]:
 
 def _ms(since: float) -> float:
     return (time.perf_counter() - since) * 1e3
-
-
-def _mean(values: list[float], default: float) -> float:
-    return sum(values) / len(values) if values else default
 
 
 def _label(n: Node) -> str:
