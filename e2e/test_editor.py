@@ -150,6 +150,7 @@ def test_hover_links_graph_and_kernel_both_ways(launch, site):
     wait_compiled(tp, "sin(x) * y")
     tp.page.get_by_role("tab", name="C", exact=True).click()
     page = tp.page
+    page.wait_for_selector("#panel-graph .panel-body[data-expr='sin(x) * y'][data-state=ok]")
     # graph → code: hovering the sin node marks the line that computes sin(x)
     page.hover(".graph-node.op-sin")
     page.wait_for_selector(".code-box .cm-linked")

@@ -120,6 +120,7 @@ export default {
       const graph = answer.graph;
       box.replaceChildren();
       drawn = null;
+      root.dataset.expr = answer.expr ?? "";
       if (!graph.nodes.length) {
         root.dataset.state = "too-big";
         note.textContent =
@@ -135,7 +136,21 @@ export default {
         "on top, outputs at the bottom. Hover a node to see the kernel line that computes it.";
     };
     if (bus.result.get()) show(bus.result.get());
-    bus.result.subscribe(show);
+    // Drawn just after the frame that shows the new kernel, so typing sees its kernel first;
+    // answers that arrive before then are drawn once, the newest.
+    let waiting = null;
+    bus.result.subscribe((answer) => {
+      const scheduled = waiting !== null;
+      waiting = answer;
+      if (scheduled) return;
+      requestAnimationFrame(() =>
+        setTimeout(() => {
+          const newest = waiting;
+          waiting = null;
+          show(newest);
+        }, 0),
+      );
+    });
     bus.status.subscribe(({ state, error }) => {
       root.classList.toggle("stale", state === "stale" && drawn !== null);
       if (state === "error" && !drawn) {
