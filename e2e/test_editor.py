@@ -122,6 +122,9 @@ def test_bad_expression_underlines_the_column_and_keeps_the_last_kernel(launch, 
         tp.page.keyboard.press("Backspace")
     wait_compiled(tp, "x * sin(y)")
     assert not tp.page.is_visible(".stale-note")
+    # the same function as the last answer: the worker reuses its kernels, and says so
+    assert "kernels reused" in tp.page.inner_text(".expr-status")
+    assert code_text(tp) == good
     assert tp.page.locator(".expr-input .cm-lintRange-error").count() == 0
     assert tp.console_errors == [], tp.console_errors
 

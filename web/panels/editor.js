@@ -196,7 +196,8 @@ export default {
           "good",
           `${outs} output${outs > 1 ? "s" : ""} (${answer.outputs.join(", ")}) over ` +
             `${answer.inputs.join(", ") || "no inputs"} · Python ${answer.timing.python_ms.toFixed(2)} ms · ` +
-            `round trip ${(received - sent).toFixed(1)} ms`,
+            `round trip ${(received - sent).toFixed(1)} ms` +
+            (answer.timing.same_function ? " · the same function as before: its kernels reused" : ""),
         );
         state.set({ vars: answer.inputs });
         bus.result.set(answer);
