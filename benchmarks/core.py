@@ -20,6 +20,7 @@ so a busy machine slows each contender alike.
 from __future__ import annotations
 
 import argparse
+import math
 import statistics
 import sys
 import time
@@ -104,6 +105,33 @@ def bench_expressions(repeat: int) -> None:
         f"tang {total_sympy / total_tang:.0f}× faster (per expression: min "
         f"{min(ratios):.0f}×, median {statistics.median(ratios):.0f}×; target ≥ 100×)"
     )
+    phases = tang_phases(texts, repeat)
+    print(
+        "    tang's total by step (min of each): "
+        + ", ".join(f"{step} {ms:.1f} ms" for step, ms in phases.items())
+    )
+
+
+def tang_phases(texts: list[str], repeat: int) -> dict[str, float]:
+    """Milliseconds of parse, grad and simplify over all ``texts``, each the sum of its
+    per-expression minimum (fresh nodes every run, as in the timing above)."""
+    best: dict[str, list[float]] = {step: [math.inf] * len(texts) for step in STEPS}
+    for _ in range(repeat):
+        for k, text in enumerate(texts):
+            start = time.perf_counter()
+            graph = parse_graph(text, variables=INPUTS)
+            parsed = time.perf_counter()
+            gradient = tang.grad(graph)
+            graded = time.perf_counter()
+            tang.simplify(gradient)
+            done = time.perf_counter()
+            for step, t in zip(STEPS, (parsed - start, graded - parsed, done - graded)):
+                best[step][k] = min(best[step][k], t)
+            del graph, gradient
+    return {step: sum(ts) * 1e3 for step, ts in best.items()}
+
+
+STEPS = ("parse", "grad", "simplify")
 
 
 def miss(x: object, y: object, vx: object, vy: object) -> object:
