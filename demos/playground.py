@@ -41,6 +41,7 @@ LABELS: dict[str, str] = {
     "sin": "sin",
     "exp2": "exp2",
     "log2": "log2",
+    "tanh": "tanh",
     "atan2": "atan2",
     "lt": "<",
     "le": "≤",

@@ -53,6 +53,11 @@ def log2(a: float) -> float:
     return math.log2(a)
 
 
+def tanh(a: float) -> float:
+    """Hyperbolic tangent; ±1 at ±inf (math.tanh never raises)."""
+    return math.tanh(a)
+
+
 def atan2(y: float, x: float) -> float:
     """Angle of (x, y); nan if either is nan."""
     return math.atan2(y, x)

@@ -15,8 +15,10 @@ Spec latitude, stated where it applies: Vulkan (WGSL, GLSL) lets a driver treat 
 as indeterminate and lavapipe's compiler uses it (x*0 → 0, x-x → 0, log2(exp2 x) → x,
 atan(0, 0) undefined), so values whose exact computation passes through inf, nan or
 atan2(0, 0) are only compared on the other backends; PoCL's exp2 of a *constant* nan
-returns garbage (nan folded into an integer conversion), so outputs built on a nan constant
-are not compared on OpenCL. Each exemption is counted and kept under 15 %.
+returns garbage (nan folded into an integer conversion) and its tanh(±inf) is ±(1 - 2⁻²⁴)
+(OpenCL allows tanh 5 ulp), which a derivative multiplies by inf, so outputs built on a nan
+constant or on tanh(±inf) are not compared on OpenCL. Each exemption is counted and kept
+under 15 %.
 """
 
 from __future__ import annotations
@@ -145,9 +147,9 @@ class Batch:
         docstring for the points not compared)."""
         bad, exempt, unstable = [], 0, 0
         for i in range(self.n):
-            e32, wild, nan_const = self.ref32[i]
+            e32, wild, pocl_quirk = self.ref32[i]
             for j in range(self.m):
-                if (vulkan and wild[j]) or (pocl and nan_const[j]):
+                if (vulkan and wild[j]) or (pocl and pocl_quirk[j]):
                     exempt += 1
                     continue
                 v, r, e = got[j * self.n + i], self.ref[i][j], e32[j]

@@ -156,7 +156,7 @@ def test_from_sympy_walk_is_iterative() -> None:
 # property: tang → sympy → tang keeps the value wherever every intermediate is a real number
 
 _leaves = st.sampled_from([x, y, g.const(0.5), g.const(2.0), g.const(3.0), g.const(-1.25)])
-_UNARY = [g.neg, g.recip, g.sqrt, g.sin, g.exp2, g.log2]
+_UNARY = [g.neg, g.recip, g.sqrt, g.sin, g.exp2, g.log2, g.tanh]
 _BINARY = [g.add, g.mul, g.div, g.atan2, g.minimum, g.maximum, lambda a, b: a - b]
 
 

@@ -122,7 +122,7 @@ _constants = st.one_of(
 )
 _leaves = st.one_of(st.sampled_from([A, B, C]), _constants.map(g.const))
 
-_UNARY = [g.neg, g.recip, g.sqrt, g.sin, g.exp2, g.log2, g.abs_]
+_UNARY = [g.neg, g.recip, g.sqrt, g.sin, g.exp2, g.log2, g.tanh, g.abs_]
 _METHODS = ["cos", "tan", "exp", "log", "tanh", "sigmoid"]
 _BINARY = [g.add, g.mul, g.div, g.pow, g.atan2, g.minimum, g.maximum, lambda a, b: a - b]
 _COMPARE = [g.lt, g.le, g.eq]

@@ -86,6 +86,7 @@ VJP: dict[str, Callable[..., tuple[Node | None, ...]]] = {
     "sin": lambda g, out, a: (_mul(g, sin(add(a, HALF_PI))),),  # sin' = cos
     "exp2": lambda g, out, a: (_mul(g, mul(out, LN2)),),  # (2^a)' = 2^a ln 2
     "log2": lambda g, out, a: (_mul(g, mul(recip(a), LOG2E)),),  # log2' = 1/(a ln 2)
+    "tanh": lambda g, out, a: (_mul(g, add(1.0, neg(mul(out, out)))),),  # tanh' = 1 - tanh²
     "atan2": _atan2,  # ∂/∂y = x/(x²+y²), ∂/∂x = -y/(x²+y²)
     "select": lambda g, out, c, a, b: (None, select(c, g, 0.0), select(c, 0.0, g)),
     "lt": lambda g, out, a, b: (None, None),

@@ -20,6 +20,8 @@ from typing import Union
 from .. import ieee
 
 # op name -> (arity, float implementation). Comparisons return bool; select picks a or b.
+# tanh is a primitive, not exp2 arithmetic: every backend has it, its derivative is 1 - t²
+# of its own output, and no short formula is accurate near 0 without an expm1.
 PRIMITIVES: dict[str, tuple[int, Callable[..., object] | None]] = {
     "const": (0, None),
     "var": (0, None),
@@ -31,6 +33,7 @@ PRIMITIVES: dict[str, tuple[int, Callable[..., object] | None]] = {
     "sin": (1, ieee.sin),
     "exp2": (1, ieee.exp2),
     "log2": (1, ieee.log2),
+    "tanh": (1, math.tanh),
     "atan2": (2, ieee.atan2),
     "lt": (2, lambda a, b: a < b),
     "le": (2, lambda a, b: a <= b),
@@ -187,16 +190,7 @@ class Node:
         return mul(log2(self), LN2)
 
     def tanh(self) -> Node:
-        # 1 - 2/(e^{2x} + 1) is finite for every x and exact to ~1e-16 absolute, but not
-        # relative near 0 (no expm1 primitive): there the odd Taylor series to x^9 takes
-        # over, whose remainder is below 1e-15 relative for |x| < 0.05.
-        wide = add(1.0, neg(div(2.0, add(exp2(mul(self, 2.0 * LOG2E)), 1.0))))
-        x2 = mul(self, self)
-        series = const(62 / 2835)  # Horner in x²: x(1 - x²/3 + 2x⁴/15 - 17x⁶/315 + 62x⁸/2835)
-        for c in (-17 / 315, 2 / 15, -1 / 3, 1.0):
-            series = add(c, mul(x2, series))
-        series = mul(self, series)
-        return select(lt(x2, 0.0025), series, wide)
+        return tanh(self)
 
     def sigmoid(self) -> Node:
         return recip(add(1.0, exp2(mul(self, -LOG2E))))
@@ -397,6 +391,10 @@ def exp2(a: Operand) -> Node:
 
 def log2(a: Operand) -> Node:
     return _unary("log2", a)
+
+
+def tanh(a: Operand) -> Node:
+    return _unary("tanh", a)
 
 
 def atan2(y: Operand, x: Operand) -> Node:

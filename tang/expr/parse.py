@@ -91,7 +91,7 @@ FUNCTIONS: dict[str, tuple[int, int | None, Callable[..., Value]]] = {
     "exp": (1, 1, _unary("exp")),
     "log": (1, 1, _unary("log")),
     "sqrt": (1, 1, g.sqrt),
-    "tanh": (1, 1, _unary("tanh")),
+    "tanh": (1, 1, g.tanh),
     "sigmoid": (1, 1, _unary("sigmoid")),
     "abs": (1, 1, g.abs_),
     "pow": (2, 2, g.pow),

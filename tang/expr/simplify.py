@@ -98,6 +98,7 @@ BUILD: dict[str, Callable[..., Any]] = {
     "sin": G.sin,
     "exp2": G.exp2,
     "log2": G.log2,
+    "tanh": G.tanh,
     "atan2": G.atan2,
     "lt": G.lt,
     "le": G.le,

@@ -50,6 +50,7 @@ def to_sympy(item: Node | Iterable[Node], *, real: bool = True) -> Any:
         "sin": sp.sin,
         "exp2": lambda a: sp.Integer(2) ** a,
         "log2": lambda a: sp.log(a, 2),
+        "tanh": sp.tanh,
         "atan2": sp.atan2,
         "lt": _unless_nan(sp, sp.Lt),
         "le": _unless_nan(sp, sp.Le),

@@ -27,6 +27,7 @@ _CALLS: dict[str, str] = {
     "sin": "sin",
     "exp2": "exp2",
     "log2": "log2",
+    "tanh": "tanh",
     "atan2": "atan2",
     "select": "where",
 }

@@ -56,6 +56,7 @@ REPLAY: dict[str, Callable[..., Any]] = {
     "sin": S.sin,
     "exp2": S.exp2,
     "log2": S.log2,
+    "tanh": S.tanh,
     "atan2": S.atan2,
     "lt": S.lt,
     "le": S.le,

@@ -20,6 +20,7 @@ def _table(np: Any) -> dict[str, Any]:
         "sqrt": np.sqrt,
         "sin": np.sin,
         "exp2": np.exp2,
+        "tanh": np.tanh,
         "log2": np.log2,
         "atan2": np.arctan2,
         "lt": np.less,

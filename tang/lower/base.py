@@ -51,7 +51,11 @@ def functions(spelling: str = "{}") -> dict[str, Op]:
     return {fn: call(spelling.format(fn), arity) for fn, arity in FUNCTIONS.items()}
 
 
-FUNCTIONS = {"sqrt": 1, "sin": 1, "exp2": 1, "log2": 1, "atan2": 2}
+FUNCTIONS = {"sqrt": 1, "sin": 1, "exp2": 1, "log2": 1, "tanh": 1, "atan2": 2}
+# tanh in the shading languages whose built-in tanh may return nan once exp overflows
+# (WGSL and GLSL leave its accuracy to sinh/cosh): a formula that saturates to ±1 and keeps
+# nan. Near 0 its error is absolute (~1 ulp of 1), as the built-ins' may be.
+TANH_FROM_EXP = Op("1.0 - 2.0 / (exp({0} * 2.0) + 1.0)", ADD, (MUL,))
 
 # The C family's spelling of the primitives; float add and mul are not associative, so a
 # right operand of the same precedence keeps its parentheses. ``sub`` prints add(a, -b).
@@ -87,8 +91,8 @@ RESERVED = frozenset(
     requires resource self set smooth std target trait unless unsafe unsized use varying
     virtual wgsl where writeonly Self NULL undefined Infinity NaN Math arguments eval
     instanceof None True False print abs min max
-    sqrt sin cos tan exp exp2 log log2 atan atan2 pow select fabs floor ceil
-    sqrtf sinf exp2f log2f atan2f main gid i n src dst out params
+    sqrt sin cos tan tanh exp exp2 log log2 atan atan2 pow select fabs floor ceil
+    sqrtf sinf exp2f log2f tanhf atan2f main gid i n src dst out params
     INFINITY NAN
     """.split()  # noqa: SIM905 - a block of words reads better than a list of strings
 )

@@ -6,19 +6,20 @@ at ``src[k*n + i]``), binding 2 a buffer ``float dst[]`` (output ``j`` at ``dst[
 Entry point ``main`` (GLSL requires it; the kernel name goes in a comment), local size 64,
 item ``i = gl_GlobalInvocationID.x + gl_GlobalInvocationID.y * gl_NumWorkGroups.x * 64``.
 Inf and nan are bit casts (``uintBitsToFloat``); GLSL, like WGSL, leaves their behaviour to
-the implementation, and lavapipe keeps IEEE semantics.
+the implementation, and lavapipe keeps IEEE semantics. ``tanh`` is spelled from ``exp``, as
+in WGSL.
 """
 
 from __future__ import annotations
 
-from .base import C_OPS, Printer, call
+from .base import C_OPS, TANH_FROM_EXP, Printer, call
 from .program import Program
 
 
 class GLSL(Printer):
     name = "glsl"
     dtypes = ("f32",)
-    ops = {**C_OPS, "atan2": call("atan", 2)}
+    ops = {**C_OPS, "atan2": call("atan", 2), "tanh": TANH_FROM_EXP}
     float_suffix = {"f32": ""}
     inf = {"f32": "uintBitsToFloat(0x7f800000u)"}
     nan = {"f32": "uintBitsToFloat(0x7fc00000u)"}

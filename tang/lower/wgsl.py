@@ -16,18 +16,27 @@ workgroups a dimension allows. Invocations with ``i >= n`` return at once.
 WGSL has no inf/nan literals (and a constant that overflows is a compile error), so they are
 spelled as bit casts. The spec lets an implementation treat inf and nan as indeterminate
 (§ floating-point accuracy); lavapipe keeps IEEE behaviour, which the tests check.
+
+``tanh`` is spelled ``1 - 2/(exp(2x) + 1)``, not the built-in: WGSL lets tanh inherit the
+accuracy of sinh/cosh, and some drivers' tanh returns nan once exp overflows (naga's
+lowering, Metal's fast tanh); a clamp would turn nan into ±1. Near 0 both are accurate to
+about 1e-7 absolute, not relative.
 """
 
 from __future__ import annotations
 
-from .base import ATOM, C_OPS, LOWEST, Op, Printer
+from .base import ATOM, C_OPS, LOWEST, TANH_FROM_EXP, Op, Printer
 from .program import Program
 
 
 class WGSL(Printer):
     name = "wgsl"
     dtypes = ("f32",)
-    ops = {**C_OPS, "select": Op("select({2}, {1}, {0})", ATOM, (LOWEST,) * 3)}
+    ops = {
+        **C_OPS,
+        "select": Op("select({2}, {1}, {0})", ATOM, (LOWEST,) * 3),
+        "tanh": TANH_FROM_EXP,
+    }
     types = {"f32": "f32"}
     inf = {"f32": "bitcast<f32>(0x7f800000u)"}
     nan = {"f32": "bitcast<f32>(0x7fc00000u)"}
