@@ -4,7 +4,7 @@ sympy is imported inside the functions, so tang imports without it. Both walks k
 explicit stack (no recursion on expression depth), though sympy itself recurses when it
 builds or hashes very deep expressions. Primitives map one to one: exp2 is ``2**a``, log2
 is ``log(a, 2)``, select is ``Piecewise``; a comparison with nan is ``false`` (as in IEEE).
-From sympy, exp/log/cos/tan/tanh/Abs/Min/Max/atan/… become tang's rich functions, Piecewise
+From sympy, exp/log/cos/tan/tanh/Abs/Min/Max/atan/… become tang's functions, Piecewise
 conditions (relations, Ne, Not, And, Or, ITE) become nested selects, and a number that is
 not real becomes nan (as tang's sqrt(-1) is).
 """
