@@ -107,8 +107,10 @@ def bench_expressions(repeat: int) -> None:
     )
     phases = tang_phases(texts, repeat)
     print(
-        "    tang's total by step (min of each): "
+        "    tang alone, one expression after another, by step (min of each): "
         + ", ".join(f"{step} {ms:.1f} ms" for step, ms in phases.items())
+        + f"; {sum(phases.values()):.1f} ms in all (above, each run follows a sympy run,"
+        " which leaves the CPU caches cold for tang)"
     )
 
 
