@@ -142,6 +142,16 @@ def dispatch(method: str, params_json: str = "{}") -> asyncio.Future[str]:
     return asyncio.ensure_future(dispatch_json(method, params_json))
 
 
+# The worker calls this while idle after boot, step 0, 1, … until it returns False, one
+# short slice at a time (see WARM_UP in demos/playground.py for why).
+WARM_UP_METHOD = "playground.warm_up"
+
+
+def warm_up(step: int) -> bool:
+    """One slice of the worker's warm-up; False when there is nothing more to do."""
+    return bool(lookup(WARM_UP_METHOD)(step=step))
+
+
 def configure_site(base: str, wheels_json: str) -> None:
     """Called once by the worker: the site URL and manifest["wheels"]."""
     SITE["base"] = base

@@ -161,7 +161,7 @@ def compile_expression(expr: str, grad: bool = True) -> dict[str, Any]:
         key = (function.outputs, function.inputs, bool(grad))  # holds the nodes: ids stay
         if key == _last["key"]:
             return {**_last["answer"], "timing": {"python_ms": _ms(t0), "same_function": True}}
-        graph, labels = build(function, bool(grad))
+        answer, timing = _compile(function, bool(grad), t0)
     except ParseError as err:
         return {
             "error": {
@@ -172,6 +172,14 @@ def compile_expression(expr: str, grad: bool = True) -> dict[str, Any]:
             },
             "timing": {"python_ms": _ms(t0)},
         }
+    _last.update(key=key, answer=answer)
+    return {**answer, "timing": timing}
+
+
+def _compile(function: Graph, grad: bool, t0: float) -> tuple[dict[str, Any], dict[str, float]]:
+    """The answer for a parsed ``function`` and its timing in ms since ``t0`` (the start of
+    the request), by phase."""
+    graph, labels = build(function, grad)
     t1 = time.perf_counter()
     prog = schedule(graph.outputs, graph.inputs, output_names=labels)  # one schedule, 8 prints
     kernels = {}
@@ -181,22 +189,35 @@ def compile_expression(expr: str, grad: bool = True) -> dict[str, Any]:
     t2 = time.perf_counter()
     drawing = layout(graph.outputs, labels)
     t3 = time.perf_counter()
-    answer = {
-        "inputs": list(graph.inputs),
-        "outputs": labels,
-        "kernels": kernels,
-        "graph": drawing,
+    answer = {"inputs": list(graph.inputs), "outputs": labels, "kernels": kernels, "graph": drawing}
+    timing = {
+        "python_ms": (t3 - t0) * 1e3,
+        "parse_grad_ms": (t1 - t0) * 1e3,
+        "lower_ms": (t2 - t1) * 1e3,
+        "layout_ms": (t3 - t2) * 1e3,
     }
-    _last.update(key=key, answer=answer)
-    return {
-        **answer,
-        "timing": {
-            "python_ms": (t3 - t0) * 1e3,
-            "parse_grad_ms": (t1 - t0) * 1e3,
-            "lower_ms": (t2 - t1) * 1e3,
-            "layout_ms": (t3 - t2) * 1e3,
-        },
-    }
+    return answer, timing
+
+
+# What the worker compiles in idle moments after boot (web/worker.js): V8 runs WebAssembly
+# from a quick baseline compile first and optimizes a function only after it has run a
+# while, so until then Python runs at about half speed. Between them these functions use
+# every primitive, and each compile prints all eight backends and lays out the graph.
+WARM_UP: tuple[str, ...] = (
+    "f(x, y) = x*sin(y)",
+    "exp(-x^2/2) * cos(3*y) + sqrt(x^2 + y^2 + 1)",
+    "where(x < y, tanh(x), log(1 + y^2)) / (1 + atan2(y, x)^2)",
+    "max(x, y) - min(x, z) * pow(abs(z) + 1, 1.5) + sigmoid(x*y*z)",
+)
+WARM_UP_STEPS = 64
+
+
+@handler("playground.warm_up")
+def warm_up(step: int) -> bool:
+    """Compile warm-up function number ``step`` (the answer is dropped; the editor's last
+    answer stays); False once the warm-up is done."""
+    _compile(parse_function(WARM_UP[step % len(WARM_UP)]), True, time.perf_counter())
+    return step + 1 < WARM_UP_STEPS
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -29,6 +29,26 @@ def test_page_reaches_ready_and_answers_with_tang_version(tang_page: TangPage):
     assert tang_page.console_errors == []
 
 
+def test_worker_warms_up_after_boot_and_answers_meanwhile(tang_page: TangPage):
+    """Once booted, the worker compiles sample functions in idle slices (web/worker.js) and
+    reports it when done; a request sent meanwhile is answered between two slices."""
+    page = tang_page.page
+    answered = page.evaluate(
+        """async () => { const reply = await window.tang.call("ping", { payload: 7 });
+                         return { reply, warm: window.tang.warmUp() }; }"""
+    )
+    assert answered["reply"] == 7
+    page.wait_for_function("window.tang.warmUp() !== null", timeout=60_000)
+    warm = page.evaluate("window.tang.warmUp()")
+    from demos.playground import WARM_UP_STEPS
+
+    assert warm["steps"] == WARM_UP_STEPS
+    assert 0 < warm["busy_ms"] <= warm["wall_ms"]
+    # the ping came during the warm-up (which takes hundreds of ms of work), not after it
+    assert answered["warm"] is None
+    assert tang_page.console_errors == []
+
+
 def test_errors_come_back_as_errors(tang_page: TangPage):
     with pytest.raises(RuntimeError, match="UnknownMethod"):
         tang_page.call("no.such_method")

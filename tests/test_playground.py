@@ -13,7 +13,14 @@ import pytest
 import toolchains as tc
 
 from demos import api
-from demos.playground import MAX_GRAPH_NODES, build, compile_expression, main
+from demos.playground import (
+    MAX_GRAPH_NODES,
+    WARM_UP_STEPS,
+    _last,
+    build,
+    compile_expression,
+    main,
+)
 from tang.expr.graph import evaluate, topo_order
 from tang.lower import BACKENDS
 
@@ -151,6 +158,20 @@ def test_text_for_the_same_function_reuses_the_last_answer():
     assert "same_function" not in other["timing"] and other["inputs"] == ["x", "y", "z"]
     value_only = compile_expression("f(x, y, z) = x*sin(y)", grad=False)
     assert "same_function" not in value_only["timing"] and value_only["outputs"] == ["f"]
+
+
+def test_warm_up_runs_its_steps_and_leaves_the_last_answer_alone():
+    """The worker's idle warm-up (api.warm_up, as web/worker.js calls it) compiles samples
+    until it says stop, and the editor's cached last answer is not one of them."""
+    first = compile_expression("x*sin(y)")
+    key = _last["key"]
+    steps = 0
+    while api.warm_up(steps):
+        steps += 1
+        assert steps < WARM_UP_STEPS
+    assert steps + 1 == WARM_UP_STEPS
+    assert _last["key"] is key
+    assert compile_expression("x*sin(y)")["kernels"] == first["kernels"]
 
 
 def test_declared_variables_and_value_only():

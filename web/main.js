@@ -120,6 +120,7 @@ window.tang = {
   call: rpc.call,
   ready: readyInfo,
   canInterrupt: rpc.canInterrupt,
+  warmUp: rpc.warmUp,
   readyAt: null,
   stage: () => (document.body.dataset.state === "error" ? "error" : boot.dataset.stage),
 };

@@ -55,6 +55,10 @@ function emit(msg) {
   for (const l of listeners) l(msg);
 }
 
+let warmed = null;
+/** The worker's warm-up report ({steps, busy_ms, wall_ms}) once it is done, else null. */
+export const warmUp = () => warmed;
+
 /** True when a running call can be interrupted (SharedArrayBuffer available). */
 export const canInterrupt = interrupt !== null;
 
@@ -67,6 +71,8 @@ worker.onmessage = ({ data }) => {
   } else if (data.type === "error") {
     emit(data);
     rejectReady(Object.assign(new Error(data.message), data));
+  } else if (data.type === "warm") {
+    warmed = data;
   } else if (data.type === "started") {
     // nothing to do: the shared buffer says which call is running
   } else if (pending.has(data.id)) {

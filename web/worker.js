@@ -12,6 +12,7 @@
 //   {type: "ready", tang, python, pyodide, timings}
 //   {type: "error", stage, message, hint}          boot failed
 //   {type: "started", id}                          request `id` is now running
+//   {type: "warm", steps, busy_ms, wall_ms}        the warm-up after boot is done (below)
 //   {id, ok: true, result} | {id, ok: false, error: {type, message, traceback?}}
 //
 // Requests run one at a time, in order. The worker never runs text from the page: it only
@@ -58,6 +59,7 @@ async function start({ base, interruptBuffer }) {
     api.configure_site(base, JSON.stringify(manifest.wheels));
     const python = pyodide.runPython("import sys; sys.version.split()[0]");
     post({ type: "ready", tang: manifest.tang, python, pyodide: manifest.pyodide, timings });
+    warmStep = 0;
   } catch (err) {
     bootFailure = err instanceof BootError ? err : new BootError("python", String(err?.message ?? err));
     post({ type: "error", stage: bootFailure.stage, message: bootFailure.message, hint: bootFailure.hint });
@@ -81,11 +83,54 @@ function cancel(id) {
   }
 }
 
+// Warm-up. V8 runs WebAssembly from a quick baseline compile first and optimizes a function
+// only after it has run a while, so Python in a fresh worker runs at about half speed for
+// its first second or so of work. While idle after boot, the worker spends that time on
+// demos.api.warm_up (the editor compiling sample functions), one slice per task: a request
+// waits for one slice at most, and the first edits find Python fast. Posts {type: "warm"}.
+let warmStep = -1; // the next slice, or -1: not booted yet, or done
+let warmQueued = false;
+const warmStats = { steps: 0, busy_ms: 0, started: 0 };
+
+function warmUpLater() {
+  if (warmStep < 0 || warmQueued) return;
+  warmQueued = true;
+  setTimeout(warmUpSlice, 0);
+}
+
+function warmUpSlice() {
+  warmQueued = false;
+  if (warmStep < 0 || running || queue.length) return; // pump() calls back once idle
+  const t = performance.now();
+  warmStats.started ||= t;
+  try {
+    warmStep = api.warm_up(warmStep) ? warmStep + 1 : -1;
+    warmStats.steps += 1;
+  } catch (err) {
+    // A cancel's late interrupt can land here: that slice runs again. Anything else is a bug.
+    if (!/KeyboardInterrupt/.test(String(err))) {
+      warmStep = -1;
+      console.error("warm-up failed:", err?.message ?? err);
+    }
+  }
+  if (interrupt) Atomics.store(interrupt, 0, 0);
+  const now = performance.now();
+  warmStats.busy_ms += now - t;
+  if (warmStep < 0) {
+    post({ type: "warm", steps: warmStats.steps, busy_ms: warmStats.busy_ms, wall_ms: now - warmStats.started });
+  }
+  warmUpLater();
+}
+
 // Let messages already sent (cancels) arrive before the next request starts.
 const yieldToMessages = () => new Promise((resolve) => setTimeout(resolve, 0));
 
 async function pump() {
-  if (running || !queue.length) return;
+  if (running) return;
+  if (!queue.length) {
+    warmUpLater();
+    return;
+  }
   if (api && !bootFailure) {
     running = { id: null, future: null }; // hold the slot while we yield
     await yieldToMessages();

@@ -129,10 +129,11 @@ def _identifiers(names: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
     return tuple(out.items())
 
 
+@functools.lru_cache(maxsize=64)
 def check_name(name: str) -> str:
-    """Validate a kernel/function name."""
-    if not IDENT.match(name) or name in RESERVED or TEMP.match(name):
-        raise ValueError(f"'{name}' cannot name a kernel: use a plain identifier, not a keyword")
+    """Validate a kernel/function name (cached: every render checks one)."""
+    if not isinstance(name, str) or not IDENT.match(name) or name in RESERVED or TEMP.match(name):
+        raise ValueError(f"{name!r} cannot name a kernel: use a plain identifier, not a keyword")
     return name
 
 
@@ -350,9 +351,9 @@ class Printer:
         check_name(name)
         ty = self.types[dtype]
         idents = identifiers(prog.inputs)
-        temps, shapes = prog.temps, prog.operands
+        shapes = prog.operands
         table = self.table(dtype)
-        known: dict[Node, tuple[str, int]] = {n: (t, ATOM) for n, t in temps.items()}
+        known: dict[Node, tuple[str, int]] = {}  # temporaries join as their steps print
         for node in prog.leaves:
             if node.op == "var":
                 known[node] = (idents[node.name], ATOM)  # type: ignore[index]
