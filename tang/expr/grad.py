@@ -49,6 +49,10 @@ def _mul(a: Node | float, b: Node | float) -> Node:
             return _neg(a)
         if a.op == "neg":
             return mul(a.args[0], -b.value)  # type: ignore[operator]
+    elif a.op == "neg":  # (-x)·y = -(x·y), bit for bit: signs pulled outward
+        return _neg(mul(a.args[0], b))
+    elif b.op == "neg":
+        return _neg(mul(a, b.args[0]))
     return mul(a, b)
 
 
