@@ -92,10 +92,12 @@ let warmStep = -1; // the next slice, or -1: not booted yet, or done
 let warmQueued = false;
 const warmStats = { steps: 0, busy_ms: 0, started: 0 };
 
+const WARM_UP_DELAY_MS = 250; // the page's first requests (its panels' first answers) go first
+
 function warmUpLater() {
   if (warmStep < 0 || warmQueued) return;
   warmQueued = true;
-  setTimeout(warmUpSlice, 0);
+  setTimeout(warmUpSlice, warmStats.started ? 0 : WARM_UP_DELAY_MS);
 }
 
 function warmUpSlice() {
