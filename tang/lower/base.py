@@ -363,16 +363,13 @@ class Printer:
                     known[(ABS, node)] = (text[0][1:], ATOM)  # type: ignore[index]
 
         body: list[Line] = []
+        head, depth, tail = self.frame(shape, name, ty, prog)
         if shape == "kernel":
-            head, depth, tail = self.kernel_frame(name, ty, prog)
             columns = {n: k for k, n in enumerate(prog.inputs)}
             for node in prog.loads:
                 load = f"src[{self.index(columns[node.name])}]"  # type: ignore[index]
                 text = self.declare.format(type=ty, name=known[node][0], expr=load)
                 body.append((text, (node,)))
-        else:
-            params = [idents[n] for n in prog.inputs]
-            head, depth, tail = self.function_frame(name, ty, params, prog)
         declare, bool_type = self.declare, self.bool_type
         for step in prog.steps:
             expr = self.expression(step.nodes, known, shapes, table)
@@ -401,6 +398,24 @@ class Printer:
         source = "\n".join([*head, *(pad + text for text, _ in body), *tail]) + "\n"
         nodes = tuple(n for _, n in body)
         return Lowered(self.name, shape, dtype, name, source, prog, len(head) + 1, nodes)
+
+    def frame(self, shape: str, name: str, ty: str, prog: Program) -> tuple[list, int, list]:
+        """``kernel_frame`` or ``function_frame``, cached per printer: a frame depends on the
+        program only through its inputs, output names and whether it reads any input (the
+        editor prints eight backends per keystroke, mostly with the same frame)."""
+        cache = self.__dict__.setdefault("_frames", {})
+        key = (shape, name, ty, prog.inputs, prog.output_names, not prog.loads)
+        got = cache.get(key)
+        if got is None:
+            if len(cache) >= 256:
+                cache.clear()
+            if shape == "kernel":
+                got = self.kernel_frame(name, ty, prog)
+            else:
+                params = [identifiers(prog.inputs)[n] for n in prog.inputs]
+                got = self.function_frame(name, ty, params, prog)
+            got = cache[key] = (tuple(got[0]), got[1], tuple(got[2]))
+        return got  # type: ignore[return-value]
 
     # ---- helpers for frames ----
     def layout_comment(self, prog: Program) -> str:
