@@ -4,8 +4,11 @@ The page never sends code. It sends a method name and JSON parameters; the worke
 ``dispatch_json(method, params_json)`` (a coroutine), which finds the handler registered
 under that name, runs it and returns a JSON envelope::
 
-    {"ok": true, "result": <JSON value>}
+    {"ok": true, "python_ms": <ms>, "result": <JSON value>}
     {"ok": false, "error": {"type": "...", "message": "...", "traceback": "..."}}
+
+``python_ms`` is the whole Python side of the call: the handler (its awaits included) and the
+encoding of its result.
 
 Handlers take JSON-able keyword parameters and return a JSON-able value; ``async def``
 handlers are awaited (that is how a handler waits on WebGPU promises in the browser).
@@ -35,6 +38,7 @@ import importlib.util
 import inspect
 import json
 import sys
+import time
 import traceback
 from collections.abc import Callable
 from typing import Any
@@ -129,10 +133,12 @@ def _error(exc: BaseException) -> dict[str, str]:
 
 async def dispatch_json(method: str, params_json: str = "{}") -> str:
     """The worker's single entry point: JSON text in, JSON envelope text out. Never raises."""
+    start = time.perf_counter()
     try:
         params = json.loads(params_json) if params_json else {}
-        result = await call(method, params)
-        return json.dumps({"ok": True, "result": result}, allow_nan=False)
+        body = json.dumps(await call(method, params), allow_nan=False)
+        python_ms = (time.perf_counter() - start) * 1e3
+        return f'{{"ok": true, "python_ms": {python_ms:.4f}, "result": {body}}}'
     except (Exception, KeyboardInterrupt, asyncio.CancelledError) as exc:
         return json.dumps({"ok": False, "error": _error(exc)})
 
@@ -226,8 +232,6 @@ async def sleep(seconds: float = 0.0) -> float:
 @handler("spin")
 def spin(seconds: float = 0.0) -> int:
     """Busy Python for a while (tests interrupting running work)."""
-    import time
-
     end = time.monotonic() + min(float(seconds), 60.0)
     n = 0
     while time.monotonic() < end:

@@ -160,6 +160,14 @@ def test_text_for_the_same_function_reuses_the_last_answer():
     assert "same_function" not in value_only["timing"] and value_only["outputs"] == ["f"]
 
 
+def test_the_envelope_times_the_whole_python_call():
+    """``python_ms`` in the worker's envelope covers the handler and the encoding of its
+    answer, so it is at least the handler's own figure."""
+    params = json.dumps({"expr": "f(x, y) = atan2(y, x) * x"})
+    reply = json.loads(asyncio.run(api.dispatch_json("playground.compile", params)))
+    assert reply["ok"] and reply["python_ms"] >= reply["result"]["timing"]["python_ms"] > 0
+
+
 def test_warm_up_runs_its_steps_and_leaves_the_last_answer_alone():
     """The worker's idle warm-up (api.warm_up, as web/worker.js calls it) compiles samples
     until it says stop, and the editor's cached last answer is not one of them."""

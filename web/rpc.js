@@ -79,6 +79,7 @@ worker.onmessage = ({ data }) => {
     const p = pending.get(data.id);
     pending.delete(data.id);
     p.cleanup();
+    if (data.ok && p.timing) p.timing.python_ms = data.python_ms;
     if (data.ok) p.resolve(data.result);
     else p.reject(new RpcError(data.error));
   }
@@ -115,9 +116,10 @@ worker.postMessage({ init: { base, interruptBuffer: interrupt } });
 
 /**
  * Call a Python worker method. `params` must be JSON-able. Options: `signal` (AbortSignal)
- * cancels; `timeout` (ms) cancels after that long.
+ * cancels; `timeout` (ms) cancels after that long; `timing` (an object) gets `python_ms`, the
+ * call's Python time in the worker (the handler and its result's encoding).
  */
-export function call(method, params = {}, { signal, timeout } = {}) {
+export function call(method, params = {}, { signal, timeout, timing } = {}) {
   const id = nextId++;
   return new Promise((resolve, reject) => {
     let timer = null;
@@ -151,7 +153,7 @@ export function call(method, params = {}, { signal, timeout } = {}) {
       reject(new RpcError({ type: "Cancelled", message: `${method} was cancelled` }));
       return;
     }
-    pending.set(id, { resolve, reject, cleanup });
+    pending.set(id, { resolve, reject, cleanup, timing });
     signal?.addEventListener("abort", onAbort, { once: true });
     if (timeout) timer = setTimeout(() => abort(`${method} timed out after ${timeout} ms`), timeout);
     worker.postMessage({ id, method, params });

@@ -13,7 +13,9 @@
 //   {type: "error", stage, message, hint}          boot failed
 //   {type: "started", id}                          request `id` is now running
 //   {type: "warm", steps, busy_ms, wall_ms}        the warm-up after boot is done (below)
-//   {id, ok: true, result} | {id, ok: false, error: {type, message, traceback?}}
+//   {id, ok: true, result, python_ms} | {id, ok: false, error: {type, message, traceback?}}
+//                                                  python_ms: the call's Python time, the
+//                                                  handler and its result's encoding
 //
 // Requests run one at a time, in order. The worker never runs text from the page: it only
 // calls demos.api.dispatch(method, params_json).
@@ -28,8 +30,8 @@ let running = null; // {id, future}
 
 const post = (msg) => self.postMessage(msg);
 
-function reply(id, ok, payload) {
-  post(ok ? { id, ok, result: payload } : { id, ok, error: payload });
+function reply(id, ok, payload, python_ms) {
+  post(ok ? { id, ok, result: payload, python_ms } : { id, ok, error: payload });
 }
 
 const cancelled = (message) => ({ type: "Cancelled", message });
@@ -166,7 +168,7 @@ async function pump() {
     running.future = api.dispatch(request.method, JSON.stringify(request.params ?? {}));
     // Awaiting a proxy uses it up; await a copy and keep the original for cancel().
     const envelope = JSON.parse(await running.future.copy());
-    reply(request.id, envelope.ok, envelope.ok ? envelope.result : envelope.error);
+    reply(request.id, envelope.ok, envelope.ok ? envelope.result : envelope.error, envelope.python_ms);
   } catch (err) {
     const isCancel = err?.type === "CancelledError" || /CancelledError|KeyboardInterrupt/.test(String(err));
     // The page signals a call that looks busy; if it ended just before the signal landed,
