@@ -33,6 +33,7 @@ that needs one awaits ``require("sympy")`` first (micropip, from the site, once)
 from __future__ import annotations
 
 import asyncio
+import functools
 import importlib
 import importlib.util
 import inspect
@@ -109,13 +110,19 @@ async def call(method: str, params: dict[str, Any] | None = None) -> Any:
     if not isinstance(params, dict):
         raise BadParams(f"params for {method!r} must be a JSON object, got {type(params).__name__}")
     try:
-        inspect.signature(fn).bind(**params)
+        _signature(fn).bind(**params)
     except TypeError as exc:
         raise BadParams(f"{method}: {exc}") from None
     result = fn(**params)
     if inspect.isawaitable(result):
         result = await result
     return result
+
+
+@functools.cache
+def _signature(fn: Handler) -> inspect.Signature:
+    """A handler's signature, read once (reading it costs more than a small handler)."""
+    return inspect.signature(fn)
 
 
 def _error(exc: BaseException) -> dict[str, str]:
