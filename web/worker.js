@@ -74,6 +74,7 @@ function cancel(id) {
   if (i >= 0) {
     queue.splice(i, 1);
     reply(id, false, cancelled("cancelled before it started"));
+    warmUpLater();
   } else if (running?.id === id && running.future) {
     // Async work waiting on a promise: cancel the Python task, and tell the page not to send
     // an interrupt (busy Python never lets this message in; the page then interrupts it).
@@ -139,7 +140,10 @@ async function pump() {
     running = { id: null, future: null }; // hold the slot while we yield
     await yieldToMessages();
     running = null;
-    if (!queue.length) return;
+    if (!queue.length) {
+      warmUpLater(); // the requests were cancelled while we yielded
+      return;
+    }
   }
   if (bootFailure) {
     for (const r of queue.splice(0)) {
