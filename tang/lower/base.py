@@ -399,7 +399,9 @@ class Printer:
         nodes = tuple(n for _, n in body)
         return Lowered(self.name, shape, dtype, name, source, prog, len(head) + 1, nodes)
 
-    def frame(self, shape: str, name: str, ty: str, prog: Program) -> tuple[list, int, list]:
+    def frame(
+        self, shape: str, name: str, ty: str, prog: Program
+    ) -> tuple[tuple[str, ...], int, tuple[str, ...]]:
         """``kernel_frame`` or ``function_frame``, cached per printer: a frame depends on the
         program only through its inputs, output names and whether it reads any input (the
         editor prints eight backends per keystroke, mostly with the same frame)."""
@@ -412,10 +414,10 @@ class Printer:
             if shape == "kernel":
                 got = self.kernel_frame(name, ty, prog)
             else:
-                params = [identifiers(prog.inputs)[n] for n in prog.inputs]
+                params = list(identifiers(prog.inputs).values())
                 got = self.function_frame(name, ty, params, prog)
             got = cache[key] = (tuple(got[0]), got[1], tuple(got[2]))
-        return got  # type: ignore[return-value]
+        return got
 
     # ---- helpers for frames ----
     def layout_comment(self, prog: Program) -> str:
