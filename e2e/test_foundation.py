@@ -49,6 +49,23 @@ def test_worker_warms_up_after_boot_and_answers_meanwhile(tang_page: TangPage):
     assert tang_page.console_errors == []
 
 
+def test_warm_up_can_be_turned_off_in_the_url(launch, site):
+    """``?warm-up=off`` (for measuring what the warm-up is worth) skips it, and says so."""
+    context = launch()
+    page = context.pages[0] if context.pages else context.new_page()
+    tang_page = TangPage(page, site.url + "?warm-up=off").open()
+    page.wait_for_function("window.tang.warmUp() !== null", timeout=60_000)
+    assert page.evaluate("window.tang.warmUp()") == {
+        "type": "warm",
+        "steps": 0,
+        "busy_ms": 0,
+        "wall_ms": 0,
+        "off": True,
+    }
+    assert tang_page.call("ping", {"payload": 1}) == 1
+    assert tang_page.console_errors == []
+
+
 def test_errors_come_back_as_errors(tang_page: TangPage):
     with pytest.raises(RuntimeError, match="UnknownMethod"):
         tang_page.call("no.such_method")

@@ -56,7 +56,7 @@ function emit(msg) {
 }
 
 let warmed = null;
-/** The worker's warm-up report ({steps, busy_ms, wall_ms}) once it is done, else null. */
+/** The worker's warm-up report ({steps, busy_ms, wall_ms, off?}) once done, else null. */
 export const warmUp = () => warmed;
 
 /** True when a running call can be interrupted (SharedArrayBuffer available). */
@@ -112,7 +112,9 @@ worker.onerror = (event) => {
   }
 };
 
-worker.postMessage({ init: { base, interruptBuffer: interrupt } });
+// `?warm-up=off` in the page's URL skips the worker's warm-up (to measure what it is worth).
+const warmUpOff = new URLSearchParams(globalThis.location?.search ?? "").get("warm-up") === "off";
+worker.postMessage({ init: { base, interruptBuffer: interrupt, warmUp: !warmUpOff } });
 
 /**
  * Call a Python worker method. `params` must be JSON-able. Options: `signal` (AbortSignal)

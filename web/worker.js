@@ -1,10 +1,12 @@
 // The page's only Python: a module worker that boots Pyodide and answers requests.
 //
 // page → worker
-//   {init: {base, interruptBuffer?}}   start booting (interruptBuffer: Int32Array(5) on a
+//   {init: {base, interruptBuffer?, warmUp?}}
+//                                      start booting (interruptBuffer: Int32Array(5) on a
 //                                      SharedArrayBuffer: [0] signal for Pyodide, [1] id now
 //                                      running, [2] id last cancelled, [3] id last acknowledged,
-//                                      [4] id the last signal was meant for)
+//                                      [4] id the last signal was meant for; warmUp: false
+//                                      skips the warm-up below)
 //   {id, method, params}               call demos.api method `method` with JSON params
 //   {cancel: id}                       drop a queued request, or cancel a running one
 // worker → page
@@ -12,7 +14,7 @@
 //   {type: "ready", tang, python, pyodide, timings}
 //   {type: "error", stage, message, hint}          boot failed
 //   {type: "started", id}                          request `id` is now running
-//   {type: "warm", steps, busy_ms, wall_ms}        the warm-up after boot is done (below)
+//   {type: "warm", steps, busy_ms, wall_ms, off?}  the warm-up after boot is done (below)
 //   {id, ok: true, result, python_ms} | {id, ok: false, error: {type, message, traceback?}}
 //                                                  python_ms: the call's Python time, the
 //                                                  handler and its result's encoding
@@ -47,7 +49,7 @@ self.onmessage = ({ data }) => {
   }
 };
 
-async function start({ base, interruptBuffer }) {
+async function start({ base, interruptBuffer, warmUp = true }) {
   try {
     const { pyodide, manifest, timings } = await boot({
       base,
@@ -61,7 +63,8 @@ async function start({ base, interruptBuffer }) {
     api.configure_site(base, JSON.stringify(manifest.wheels));
     const python = pyodide.runPython("import sys; sys.version.split()[0]");
     post({ type: "ready", tang: manifest.tang, python, pyodide: manifest.pyodide, timings });
-    warmStep = 0;
+    warmStep = warmUp ? 0 : -1;
+    if (!warmUp) post({ type: "warm", steps: 0, busy_ms: 0, wall_ms: 0, off: true });
   } catch (err) {
     bootFailure = err instanceof BootError ? err : new BootError("python", String(err?.message ?? err));
     post({ type: "error", stage: bootFailure.stage, message: bootFailure.message, hint: bootFailure.hint });
