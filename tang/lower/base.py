@@ -232,7 +232,19 @@ class Lowered:
         return self.source
 
 
-Line = tuple[str, tuple[Node, ...]]
+# an op as a printer prints it: template, precedence, operand needs, and the template's
+# text around its operands when it names each once and in order (else None)
+Entry = tuple[str, int, tuple[int, ...], tuple[str, ...] | None]
+
+
+def _pieces(template: str, arity: int) -> tuple[str, ...] | None:
+    """The text before, between and after the operands of ``template`` when it names
+    ``{0}``, ``{1}``, … once each and in order: then an expression is concatenation."""
+    parts = re.split(r"\{(\d+)\}", template)
+    texts, fields = parts[0::2], parts[1::2]
+    if fields != [str(k) for k in range(arity)] or any("{" in t or "}" in t for t in texts):
+        return None
+    return tuple(texts)
 
 
 class Printer:
@@ -301,16 +313,17 @@ class Printer:
         return f"{k}{self.uint_suffix} * n + i"
 
     # ---- expressions ----
-    def table(self, dtype: str) -> dict[str, tuple[str, int, tuple[int, ...]]]:
+    def table(self, dtype: str) -> dict[str, Entry]:
         """The op table for ``dtype`` as (template with the literal 1 filled in, precedence,
-        operand needs), built once per printer and dtype."""
+        operand needs, pieces), built once per printer and dtype."""
         cache = self.__dict__.setdefault("_tables", {})
         if dtype not in cache:
             ops = self.ops_f32 if dtype == "f32" and self.ops_f32 else self.ops
             one = self.literal(1.0, dtype)[0]
-            cache[dtype] = {
-                k: (op.template.replace("{one}", one), op.prec, op.needs) for k, op in ops.items()
-            }
+            cache[dtype] = {}
+            for k, op in ops.items():
+                template = op.template.replace("{one}", one)
+                cache[dtype][k] = (template, op.prec, op.needs, _pieces(template, len(op.needs)))
         return cache[dtype]
 
     def expression(self, nodes: tuple[Node, ...], known: dict, shapes: dict, table: dict) -> str:
@@ -320,21 +333,30 @@ class Printer:
         text = ""
         for node in nodes:
             op_name, args = shapes[node]
-            template, prec, needs = table[op_name]
-            if len(args) == 2:
-                t0, p0 = known[args[0]]
-                t1, p1 = known[args[1]]
-                text = template.format(
-                    f"({t0})" if p0 < needs[0] else t0, f"({t1})" if p1 < needs[1] else t1
-                )
-            elif len(args) == 1:
-                t0, p0 = known[args[0]]
-                text = template.format(f"({t0})" if p0 < needs[0] else t0)
-            else:  # select
+            template, prec, needs, pieces = table[op_name]
+            if pieces is None:  # operands out of order (a select, say): format
                 parts = [known[a] for a in args]
                 text = template.format(
                     *[f"({t})" if p < n else t for (t, p), n in zip(parts, needs)]
                 )
+            elif len(args) == 2:
+                t0, p0 = known[args[0]]
+                t1, p1 = known[args[1]]
+                if p0 < needs[0]:
+                    t0 = "(" + t0 + ")"
+                if p1 < needs[1]:
+                    t1 = "(" + t1 + ")"
+                text = pieces[0] + t0 + pieces[1] + t1 + pieces[2]
+            elif len(args) == 1:
+                t0, p0 = known[args[0]]
+                if p0 < needs[0]:
+                    t0 = "(" + t0 + ")"
+                text = pieces[0] + t0 + pieces[1]
+            else:
+                parts = [known[a] for a in args]
+                text = pieces[0]
+                for (t, p), n, piece in zip(parts, needs, pieces[1:]):
+                    text += ("(" + t + ")" if p < n else t) + piece
             known[node] = (text, prec)
         return text
 
@@ -362,42 +384,47 @@ class Printer:
                 if text[1] == UNARY:
                     known[(ABS, node)] = (text[0][1:], ATOM)  # type: ignore[index]
 
-        body: list[Line] = []
         head, depth, tail = self.frame(shape, name, ty, prog)
+        pad = self.indent * depth
+        lines: list[str] = [*head]  # the source, line by line
+        nodes: list[tuple[Node, ...]] = []  # the nodes of each body line
         if shape == "kernel":
             columns = {n: k for k, n in enumerate(prog.inputs)}
             for node in prog.loads:
                 load = f"src[{self.index(columns[node.name])}]"  # type: ignore[index]
-                text = self.declare.format(type=ty, name=known[node][0], expr=load)
-                body.append((text, (node,)))
-        declare, bool_type = self.declare, self.bool_type
+                lines.append(pad + self.declare.format(type=ty, name=known[node][0], expr=load))
+                nodes.append((node,))
+        expression = self.expression
+        declare = _spliced(self.declare, ty)
+        declare_bool = _spliced(self.declare, self.bool_type)
         for step in prog.steps:
-            expr = self.expression(step.nodes, known, shapes, table)
+            expr = expression(step.nodes, known, shapes, table)
             known[step.node] = (step.name, ATOM)  # later lines refer to it by name
-            step_ty = bool_type if step.node.op in BOOL_OPS else ty
-            body.append((declare.format(type=step_ty, name=step.name, expr=expr), step.nodes))
+            before, between, after = declare_bool if step.node.op in BOOL_OPS else declare
+            lines.append(pad + before + step.name + between + expr + after)
+            nodes.append(step.nodes)
         exprs = []
         for st in prog.stores:
             if st.nodes:
-                exprs.append((self.expression(st.nodes, known, shapes, table), st.nodes))
+                exprs.append((expression(st.nodes, known, shapes, table), st.nodes))
             else:
                 exprs.append((known[st.node][0], (st.node,)))
         if shape == "kernel":
             store = self.store
-            for st, (expr, nodes) in zip(prog.stores, exprs):
-                body.append((store.format(index=self.index(st.index), expr=expr), nodes))
+            for st, (expr, ns) in zip(prog.stores, exprs):
+                lines.append(pad + store.format(index=self.index(st.index), expr=expr))
+                nodes.append(ns)
         elif self.fn_return is None:
-            for st, (expr, nodes) in zip(prog.stores, exprs):
-                body.append((self.fn_store.format(k=st.index, expr=expr), nodes))
+            for st, (expr, ns) in zip(prog.stores, exprs):
+                lines.append(pad + self.fn_store.format(k=st.index, expr=expr))
+                nodes.append(ns)
         else:
             joined = ", ".join(e for e, _ in exprs)
-            nodes = tuple(n for _, ns in exprs for n in ns)
-            body.append((self.fn_return.format(exprs=joined), nodes))
-
-        pad = self.indent * depth
-        source = "\n".join([*head, *(pad + text for text, _ in body), *tail]) + "\n"
-        nodes = tuple(n for _, n in body)
-        return Lowered(self.name, shape, dtype, name, source, prog, len(head) + 1, nodes)
+            lines.append(pad + self.fn_return.format(exprs=joined))
+            nodes.append(tuple(n for _, ns in exprs for n in ns))
+        lines.extend(tail)
+        source = "\n".join(lines) + "\n"
+        return Lowered(self.name, shape, dtype, name, source, prog, len(head) + 1, tuple(nodes))
 
     def frame(
         self, shape: str, name: str, ty: str, prog: Program
@@ -423,6 +450,15 @@ class Printer:
     def layout_comment(self, prog: Program) -> str:
         """One comment line naming the columns of the packed input and output buffers."""
         return f"{self.comment} {_layout(prog.inputs, prog.output_names)}"
+
+
+@functools.lru_cache(maxsize=64)
+def _spliced(declare: str, ty: str) -> tuple[str, str, str]:
+    """A declaration template with its type filled in, as the text before the name, between
+    name and expression, and after: each line is then plain concatenation."""
+    before, rest = declare.format(type=ty, name="\0", expr="\1").split("\0")
+    between, after = rest.split("\1")
+    return before, between, after
 
 
 @functools.lru_cache(maxsize=256)
