@@ -104,7 +104,12 @@ def layout(outputs: Sequence[Node], labels: Sequence[str]) -> dict[str, Any]:
             key = {}
             for n in row:
                 near = neighbours[n]
-                key[n] = sum([pos[m] for m in near]) / len(near) if near else pos[n]
+                if len(near) == 1:  # the usual cases, spelled out: same sums, less work
+                    key[n] = pos[near[0]]
+                elif len(near) == 2:
+                    key[n] = (pos[near[0]] + pos[near[1]]) / 2
+                else:
+                    key[n] = sum([pos[m] for m in near]) / len(near) if near else pos[n]
             row.sort(key=key.__getitem__)
             for k, n in enumerate(row):
                 pos[n] = float(k)
