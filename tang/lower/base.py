@@ -281,8 +281,9 @@ class Printer:
     # ---- literals and references ----
     def literal(self, v: float, dtype: str) -> tuple[str, int]:
         """Exact text for the constant ``v`` in ``dtype`` and its precedence."""
-        cache = self.__dict__.setdefault("_literals", {})
-        key = (dtype, struct.pack("<d", v))
+        caches = self.__dict__.setdefault("_literals", {})
+        cache = caches.get(dtype) or caches.setdefault(dtype, {})
+        key = v if v == v and v else struct.pack("<d", v)  # ±0 and nan by their bits
         got = cache.get(key)
         if got is None:
             got = cache[key] = self._literal(v, dtype)
@@ -388,15 +389,16 @@ class Printer:
         pad = self.indent * depth
         lines: list[str] = [*head]  # the source, line by line
         nodes: list[tuple[Node, ...]] = []  # the nodes of each body line
+        declare = _spliced(self.declare, ("name", "expr"), (("type", ty),))
         if shape == "kernel":
             columns = {n: k for k, n in enumerate(prog.inputs)}
+            before, between, after = declare
             for node in prog.loads:
                 load = f"src[{self.index(columns[node.name])}]"  # type: ignore[index]
-                lines.append(pad + self.declare.format(type=ty, name=known[node][0], expr=load))
+                lines.append(pad + before + known[node][0] + between + load + after)
                 nodes.append((node,))
         expression = self.expression
-        declare = _spliced(self.declare, ty)
-        declare_bool = _spliced(self.declare, self.bool_type)
+        declare_bool = _spliced(self.declare, ("name", "expr"), (("type", self.bool_type),))
         for step in prog.steps:
             expr = expression(step.nodes, known, shapes, table)
             known[step.node] = (step.name, ATOM)  # later lines refer to it by name
@@ -410,9 +412,9 @@ class Printer:
             else:
                 exprs.append((known[st.node][0], (st.node,)))
         if shape == "kernel":
-            store = self.store
             for st, (expr, ns) in zip(prog.stores, exprs):
-                lines.append(pad + store.format(index=self.index(st.index), expr=expr))
+                before, after = _spliced(self.store, ("expr",), (("index", self.index(st.index)),))
+                lines.append(pad + before + expr + after)
                 nodes.append(ns)
         elif self.fn_return is None:
             for st, (expr, ns) in zip(prog.stores, exprs):
@@ -452,13 +454,19 @@ class Printer:
         return f"{self.comment} {_layout(prog.inputs, prog.output_names)}"
 
 
-@functools.lru_cache(maxsize=64)
-def _spliced(declare: str, ty: str) -> tuple[str, str, str]:
-    """A declaration template with its type filled in, as the text before the name, between
-    name and expression, and after: each line is then plain concatenation."""
-    before, rest = declare.format(type=ty, name="\0", expr="\1").split("\0")
-    between, after = rest.split("\1")
-    return before, between, after
+@functools.lru_cache(maxsize=1024)
+def _spliced(
+    template: str, holes: tuple[str, ...], fixed: tuple[tuple[str, str], ...]
+) -> tuple[str, ...]:
+    """``template`` (a line such as ``declare``) with the ``fixed`` fields filled in, cut
+    around its ``holes`` (which it names once each, in this order): the pieces before,
+    between and after them, so that each line is then plain concatenation."""
+    marks = [f"\0{k}\0" for k in range(len(holes))]
+    text = template.format(**dict(fixed), **dict(zip(holes, marks, strict=True)))
+    at = [text.find(m) for m in marks]
+    if any(text.count(m) != 1 for m in marks) or at != sorted(at):
+        raise ValueError(f"{template!r} must name each of {', '.join(holes)} once, in order")
+    return tuple(re.split("\0[0-9]+\0", text))
 
 
 @functools.lru_cache(maxsize=256)
