@@ -508,8 +508,10 @@ def topo_order(outputs: Iterable[Node]) -> list[Node]:
             for child in operands:
                 if child not in seen:
                     mark(child)
-                    push((child, iter(child.args)))
-                    break
+                    if child.args:
+                        push((child, iter(child.args)))
+                        break
+                    emit(child)  # a leaf: done at once (the same order, less stack work)
             else:
                 pop()
                 emit(node)
