@@ -71,10 +71,13 @@ def build(text: str | Graph, grad: bool = True) -> tuple[Graph, list[str]]:
     return graph, labels
 
 
-def layout(outputs: Sequence[Node], labels: Sequence[str]) -> dict[str, Any]:
+def layout(
+    outputs: Sequence[Node], labels: Sequence[str], order: Sequence[Node] | None = None
+) -> dict[str, Any]:
     """A layered drawing of the DAG: leaves in layer 0, each node one layer below its
-    deepest operand; order within a layer by the barycentre of the operands (two sweeps)."""
-    order = topo_order(outputs)
+    deepest operand; order within a layer by the barycentre of the operands (two sweeps).
+    ``order``: the nodes, children first, when the caller has them (topo_order's)."""
+    order = topo_order(outputs) if order is None else order
     if len(order) > MAX_GRAPH_NODES:
         return {"nodes": [], "edges": [], "total": len(order), "limit": MAX_GRAPH_NODES}
     users: dict[Node, list[Node]] = {n: [] for n in order}
@@ -192,7 +195,7 @@ def _compile(function: Graph, grad: bool, t0: float) -> tuple[dict[str, Any], di
         low = printer.render(prog)
         kernels[name] = {"source": low.source, "lines": low.line_serials()}
     t2 = time.perf_counter()
-    drawing = layout(graph.outputs, labels)
+    drawing = layout(graph.outputs, labels, prog.nodes)
     t3 = time.perf_counter()
     answer = {"inputs": list(graph.inputs), "outputs": labels, "kernels": kernels, "graph": drawing}
     timing = {

@@ -51,6 +51,7 @@ class Program:
     temps: dict[Node, str]
     loads: tuple[Node, ...]  # the variable nodes the program reads, in input order
     leaves: tuple[Node, ...]  # every constant and variable node the program reads
+    nodes: tuple[Node, ...] = ()  # every node the outputs reach, children first
 
     @property
     def used_inputs(self) -> tuple[str, ...]:
@@ -159,4 +160,6 @@ def schedule(
     assert not pending, "every inlined node has exactly one user"
     loads = tuple(var_nodes[name] for name in inputs if name in var_nodes)
     leaves = tuple(n for n in order if n.op in LEAVES)
-    return Program(inputs, outs, tuple(output_names), tuple(steps), stores, temps, loads, leaves)
+    return Program(
+        inputs, outs, tuple(output_names), tuple(steps), stores, temps, loads, leaves, tuple(order)
+    )
