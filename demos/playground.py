@@ -189,7 +189,7 @@ def _compile(function: Graph, grad: bool, t0: float) -> tuple[dict[str, Any], di
     the request), by phase."""
     graph, labels = build(function, grad)
     t1 = time.perf_counter()
-    prog = schedule(graph.outputs, graph.inputs, output_names=labels)  # one schedule, 8 prints
+    prog = schedule(graph, output_names=labels)  # one schedule, 8 prints
     kernels = {}
     for name, printer in BACKENDS.items():
         low = printer.render(prog)

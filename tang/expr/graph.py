@@ -543,13 +543,19 @@ def variables(outputs: Iterable[Node]) -> list[str]:
 class Graph:
     """Named inputs and a tuple of output nodes: what ``tang.trace`` returns."""
 
-    def __init__(self, inputs: Sequence[str], outputs: Sequence[Node]) -> None:
+    def __init__(
+        self, inputs: Sequence[str], outputs: Sequence[Node], *, nodes: Sequence[Node] | None = None
+    ) -> None:
+        """``nodes``: ``topo_order(outputs)``, when the caller has walked them already."""
         self.inputs: tuple[str, ...] = tuple(inputs)
         self.outputs: tuple[Node, ...] = tuple(as_node(o) for o in outputs)
+        self._nodes: tuple[Node, ...] | None = None if nodes is None else tuple(nodes)
 
     def nodes(self) -> list[Node]:
-        """Live nodes, children first."""
-        return topo_order(self.outputs)
+        """Live nodes, children first (walked once: a graph does not change)."""
+        if self._nodes is None:
+            self._nodes = tuple(topo_order(self.outputs))
+        return list(self._nodes)
 
     def eval(self, values: Mapping[str, float] | Sequence[float]) -> list[float]:
         """Evaluate every output; ``values`` maps names, or lists them in input order."""

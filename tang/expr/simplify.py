@@ -434,4 +434,7 @@ def simplify(target: Graph | Node, *, assume_finite: bool = True, max_passes: in
         if _operations(sweep.order) > best_ops:
             outputs = best
     nodes = [o if isinstance(o, Node) else const(float(o)) for o in outputs]
-    return Graph(graph.inputs, nodes) if isinstance(target, Graph) else nodes[0]
+    if not isinstance(target, Graph):
+        return nodes[0]
+    walked = sweep.outputs is outputs and all(o.__class__ is Node for o in outputs)
+    return Graph(graph.inputs, nodes, nodes=sweep.order if walked else None)

@@ -104,8 +104,10 @@ def schedule(
     """Order the live nodes of ``outputs`` into steps over ``inputs`` (default: the graph's
     inputs, else the variables sorted by name); single-use nodes of at most ``max_inline``
     operations are inlined into their user when ``inline`` is true."""
+    order = None
     if isinstance(outputs, Graph):
         inputs = outputs.inputs if inputs is None else inputs
+        order = outputs.nodes()
         outputs = outputs.outputs
     outs = tuple(as_node(o) for o in outputs)
     if not outs:
@@ -116,7 +118,8 @@ def schedule(
                 f"output {k} is a comparison; a comparison may only be the condition of "
                 "a select (tang.where(cond, a, b))"
             )
-    order = topo_order(outs)
+    if order is None:
+        order = topo_order(outs)
     var_nodes = {n.name: n for n in order if n.op == "var"}
     names = sorted(var_nodes)  # type: ignore[type-var]
     inputs = tuple(names) if inputs is None else tuple(inputs)
