@@ -24,7 +24,7 @@ from typing import Any
 
 from demos.api import handler
 from tang.expr.grad import gradient
-from tang.expr.graph import Graph, Node, topo_order, variables
+from tang.expr.graph import Graph, Node, topo_order
 from tang.expr.parse import DEFAULT_VARIABLES, ParseError, parse_definition
 from tang.expr.simplify import simplify
 from tang.lower import BACKENDS, schedule
@@ -56,8 +56,9 @@ def parse_function(text: str) -> Graph:
     node, declared = parse_definition(text)
     if declared is not None:
         return Graph(declared, [node])
-    used = set(variables([node]))
-    return Graph([v for v in DEFAULT_VARIABLES if v in used], [node])
+    order = topo_order([node])  # walked once: the graph keeps it for grad
+    used = {n.name for n in order if n.op == "var"}
+    return Graph([v for v in DEFAULT_VARIABLES if v in used], [node], nodes=order)
 
 
 def build(text: str | Graph, grad: bool = True) -> tuple[Graph, list[str]]:

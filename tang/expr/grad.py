@@ -99,15 +99,16 @@ VJP: dict[str, Callable[..., tuple[Node | None, ...]]] = {
 }
 
 
-def backward(output: Node, wrt: Sequence[str]) -> list[Node]:
-    """d output / d v for each variable name in ``wrt``, as graph nodes (one sweep)."""
+def backward(output: Node, wrt: Sequence[str], order: Sequence[Node] | None = None) -> list[Node]:
+    """d output / d v for each variable name in ``wrt``, as graph nodes (one sweep).
+    ``order``: ``topo_order([output])``, when the caller has it."""
     output = as_node(output)
     if output.is_bool:
         raise TypeError("cannot differentiate a comparison")
     adjoint: dict[Node, Node] = {output: ONE}  # nodes hash by identity
     found: dict[str, Node] = {}
     with building():
-        for node in reversed(topo_order([output])):
+        for node in reversed(topo_order([output]) if order is None else order):
             g = adjoint.pop(node, None)
             if g is None or node.op == "const":
                 continue
@@ -136,4 +137,4 @@ def gradient(graph: Graph | Node, wrt: Sequence[str] | None = None) -> Graph:
         )
     names = list(graph.inputs if wrt is None else wrt)
     (output,) = graph.outputs
-    return Graph(graph.inputs, [output, *backward(output, names)])
+    return Graph(graph.inputs, [output, *backward(output, names, graph.nodes())])
