@@ -196,7 +196,7 @@ def _compile(function: Graph, grad: bool, t0: float) -> tuple[dict[str, Any], di
         low = printer.render(prog)
         kernels[name] = {"source": low.source, "lines": low.line_serials()}
     t2 = time.perf_counter()
-    drawing = layout(graph.outputs, labels, prog.nodes)
+    drawing = layout(graph.outputs, labels, prog.nodes or None)
     t3 = time.perf_counter()
     answer = {"inputs": list(graph.inputs), "outputs": labels, "kernels": kernels, "graph": drawing}
     timing = {
