@@ -5,9 +5,11 @@ Each case is an expression, its derivative and the points where something is sin
 run as one kernel per backend (and dtype) and are compared with the reference in that
 precision: ``evaluate`` for f64, an ideal f32 machine for f32 (f32 overflows earlier).
 
-Vulkan (WGSL, GLSL) lets a driver treat inf and nan as indeterminate, and lavapipe's
-compiler folds x*0 → 0, x-x → 0 and log2(exp2 x) → x; the cases marked ``folds`` are
-therefore checked on the IEEE backends only. Every other case must match everywhere.
+Vulkan (WGSL, GLSL) lets a driver treat inf and nan as indeterminate: lavapipe's compiler
+folds x*0 → 0, x-x → 0 and log2(exp2 x) → x, and NVIDIA's driver (H200, 580.159) gives nan
+for the derivative of x/(x*x+1) at 1e30, where x*x overflows f32 and only 1/inf = 0 brings
+the value back. The cases marked ``folds`` are therefore checked on the IEEE backends only.
+Every other case must match everywhere.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ CASES = [
     ("x^1.5", x**1.5, [0.0, -1.0], False),
     ("tanh(x)", x.tanh(), [100.0, -100.0, 1000.0, INF, -INF, NAN], False),
     ("sqrt(x*x)", (x * x).sqrt(), [0.0], False),
-    ("x/(x*x+1)", x / (x * x + 1.0), [1e30, 1e200], False),
+    ("x/(x*x+1)", x / (x * x + 1.0), [1e30, 1e200], True),
     ("abs(x)", abs(x), [NAN, -0.0], False),
     ("x*0", x * 0.0, [INF, NAN], True),
     ("x-x", x - x, [INF], True),

@@ -294,19 +294,23 @@ int main(void) {{
 
 
 def run_cuda_on_gpu(
-    source: str, name: str, src: Sequence[float], n: int, n_out: int, dtype: str = "f32"
+    source: str,
+    name: str,
+    src: Sequence[float],
+    n: int,
+    n_out: int,
+    dtype: str = "f32",
+    flags: Sequence[str] = (),
 ) -> array:
-    """Build the kernel and a host driver with nvcc and run it on the GPU; raises
-    NoCudaDevice (after a successful build) where there is no CUDA device."""
+    """Build the kernel and a host driver with nvcc (extra ``flags``) and run it on the GPU;
+    raises NoCudaDevice (after a successful build) where there is no CUDA device."""
     ty = "double" if dtype == "f64" else "float"
     driver = CUDA_DRIVER.format(ty=ty, n_src=max(1, len(src)), n_dst=n_out * n, name=name, n=n)
     with tempfile.TemporaryDirectory() as tmp:
         path, exe = Path(tmp) / "k.cu", Path(tmp) / "k.out"
         path.write_text(source + driver)
-        _run(
-            [NVCC, "-arch=native" if _has_gpu() else "-arch=sm_80", str(path), "-o", str(exe)],
-            cwd=tmp,
-        )
+        arch = "-arch=native" if _has_gpu() else "-arch=sm_80"
+        _run([NVCC, arch, *flags, str(path), "-o", str(exe)], cwd=tmp)
         proc = subprocess.run([str(exe)], input=_pack(src, dtype), capture_output=True, timeout=300)
         if proc.returncode == 6:
             raise NoCudaDevice(proc.stderr.decode().strip())
