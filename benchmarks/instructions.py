@@ -12,8 +12,10 @@ Workloads (each over the 20 core expressions of benchmarks/expressions.py):
     lower    schedule + eight printers of each finished expression's value and gradient
 
 A count is the difference between runs of 3 and 1 repetitions, halved: start-up and imports
-cancel. ``--against REV`` counts the same workloads in a temporary worktree of that git
-revision and prints the ratio. Needs valgrind (Debian package ``valgrind``).
+cancel. Each repetition ends by freeing its dead graph nodes (``tang.expr.graph.collect``;
+revisions before it freed each node as it died), so freeing is counted either way.
+``--against REV`` counts the same workloads in a temporary worktree of that git revision
+and prints the ratio. Needs valgrind (Debian package ``valgrind``).
 """
 
 from __future__ import annotations
@@ -75,9 +77,12 @@ DRIVER = """
 import sys
 sys.path[:0] = [{root!r}, {benchmarks!r}]
 from expressions import EXPRESSIONS
+from tang.expr import graph as _graph
 {setup}
+_collect = getattr(_graph, "collect", lambda: 0)  # older revisions freed nodes as they died
 def go():
 {body}
+    _collect()
 go()
 for _ in range(int(sys.argv[1])):
     go()

@@ -165,6 +165,14 @@ def warm_up(step: int) -> bool:
     return bool(lookup(WARM_UP_METHOD)(step=step))
 
 
+def idle() -> int:
+    """The worker calls this when requests pause: it frees the graph nodes they left behind
+    (``tang.expr.graph.collect``), so that no request pays for a large collection."""
+    from tang.expr.graph import collect
+
+    return collect()
+
+
 def configure_site(base: str, wheels_json: str) -> None:
     """Called once by the worker: the site URL and manifest["wheels"]."""
     SITE["base"] = base
@@ -212,6 +220,21 @@ def version() -> dict[str, str]:
 def ping(payload: Any = None) -> Any:
     """Echo: measures a round trip through the worker."""
     return payload
+
+
+@handler("memory")
+def memory() -> dict[str, float]:
+    """Graph nodes the intern table holds now, and the collections that have freed the rest
+    (how many, nodes freed, milliseconds spent)."""
+    from tang.expr import graph
+
+    stats = graph.collections
+    return {
+        "nodes": len(graph._interned),
+        "collections": stats["runs"],
+        "freed": stats["freed"],
+        "collect_ms": round(stats["seconds"] * 1e3, 3),
+    }
 
 
 @handler("methods")

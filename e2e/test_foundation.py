@@ -49,6 +49,23 @@ def test_worker_warms_up_after_boot_and_answers_meanwhile(tang_page: TangPage):
     assert tang_page.console_errors == []
 
 
+def test_worker_frees_graph_nodes_when_requests_pause(tang_page: TangPage):
+    """tang's intern table keeps nodes until a collection; the worker collects once requests
+    pause (web/worker.js, demos.api.idle), so the editor's dead graphs are freed there."""
+    page = tang_page.page
+    page.wait_for_function("window.tang.warmUp() !== null", timeout=60_000)
+    page.wait_for_timeout(300)  # the collection that follows the warm-up
+    before = tang_page.call("memory")
+    for text in ("f(x, y) = sin(x*y) + x^3/y", "exp(-x^2) * z", "atan2(y, x) * sqrt(z)"):
+        assert "kernels" in tang_page.call("playground.compile", {"expr": text})
+    page.wait_for_timeout(500)
+    after = tang_page.call("memory")
+    assert after["collections"] > before["collections"]
+    assert after["freed"] > before["freed"]  # the three compiles' graphs
+    assert after["nodes"] <= before["nodes"] + 200  # what is left: the last answer's, cached
+    assert tang_page.console_errors == []
+
+
 def test_warm_up_can_be_turned_off_in_the_url(launch, site):
     """``?warm-up=off`` (for measuring what the warm-up is worth) skips it, and says so."""
     context = launch()

@@ -191,6 +191,29 @@ def random_programs_agree_every_way() -> None:
                 assert close(a, b), (steps, point, a, b)
 
 
+@check
+def collect_frees_dead_nodes_and_keeps_live_ones() -> None:
+    """The intern table's collector, which reads reference counts: in CPython 3.14 some
+    references are borrowed, so Pyodide must agree on what is live."""
+    g.collect()
+    before = len(g._interned)
+    x = g.var("x")
+    kept = g.sin(g.add(x, 0.25))  # held by a local
+    held = [g.tanh(kept)]  # held by a container only
+    y = x
+    for _ in range(5_000):
+        y = g.sin(g.add(y, 0.5))
+    assert len(g._interned) >= before + 10_000
+    assert g.collect() == 0  # everything is reachable
+    del y
+    assert g.collect() >= 10_000  # the whole dead chain, in one newest-first pass
+    assert g.sin(g.add(x, 0.25)) is kept and g.tanh(kept) is held[0]  # still interned
+    assert len(g._interned) <= before + 5  # x, 0.25, the sum, kept and its tanh
+    del kept, held
+    g.collect()
+    assert len(g._interned) <= before + 1  # at most the variable x, still held here
+
+
 def deep_chain(steps: int = 100_000) -> None:
     """A chain of 2·steps nodes traces, differentiates, simplifies, evaluates and is freed
     (every walk is iterative; the e2e suite runs this inside Pyodide)."""
@@ -212,6 +235,7 @@ def deep_chain(steps: int = 100_000) -> None:
     assert tang.simplify(bigger, assume_finite=False).outputs[0] is graph.outputs[0]
     assert dependency_masks(graph) == [1]
     del graph, gradient, bigger
+    assert g.collect() >= 4 * steps  # the chain and its gradient, freed in a loop
 
 
 def run(names: list[str] | None = None, deep_steps: int = 0) -> dict[str, str]:

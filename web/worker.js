@@ -126,8 +126,32 @@ function warmUpSlice() {
   warmStats.busy_ms += now - t;
   if (warmStep < 0) {
     post({ type: "warm", steps: warmStats.steps, busy_ms: warmStats.busy_ms, wall_ms: now - warmStats.started });
+    collectLater();
   }
   warmUpLater();
+}
+
+// Idle collection. Graph nodes live in tang's intern table until a collection frees the dead
+// ones (tang.expr.graph.collect): by itself it runs when the table has doubled, inside
+// whichever request crosses the line. So once requests pause for IDLE_COLLECT_MS, the worker
+// collects (demos.api.idle), and the table stays small: each collection is short, and no
+// request pays for one.
+const IDLE_COLLECT_MS = 100;
+let collectTimer = 0;
+
+function collectLater() {
+  clearTimeout(collectTimer);
+  collectTimer = setTimeout(collectIdle, IDLE_COLLECT_MS);
+}
+
+function collectIdle() {
+  if (!api || running || queue.length || warmStep >= 0) return; // pump() asks again once idle
+  try {
+    api.idle();
+  } catch (err) {
+    if (!/KeyboardInterrupt/.test(String(err))) console.error("idle collection failed:", err?.message ?? err);
+  }
+  if (interrupt) Atomics.store(interrupt, 0, 0);
 }
 
 // Let messages already sent (cancels) arrive before the next request starts.
@@ -137,6 +161,7 @@ async function pump() {
   if (running) return;
   if (!queue.length) {
     warmUpLater();
+    if (api) collectLater();
     return;
   }
   if (api && !bootFailure) {

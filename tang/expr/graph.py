@@ -3,8 +3,9 @@
 A node is interned by its structure ``(op, payload, children)``, so building the same
 subexpression twice returns the same object: common subexpressions are shared from birth
 and ``a is b`` is structural equality. Nodes whose children are all constants fold at
-construction. Every walk in this module is iterative (no recursion), so graphs of any
-depth are safe, in CPython and in Pyodide alike.
+construction. The intern table holds its nodes until ``collect`` frees the dead ones. Every
+walk in this module is iterative (no recursion), so graphs of any depth are safe, in
+CPython and in Pyodide alike.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ import gc
 import itertools
 import math
 import struct
-import weakref
+import sys
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Union
 
@@ -50,49 +52,41 @@ HALF_PI = 1.5707963267948966
 Number = int | float
 Operand = Union["Node", int, float]
 
-# structure key -> weak reference to the node. An operation node's entry goes when the node
-# is released (below); constants' and variables' dead entries are swept now and then.
-_interned: dict[tuple, weakref.ref[Node]] = {}
-_SWEEP_MIN = 1 << 16
-_sweep_at = [_SWEEP_MIN]
+# structure key -> node. The table holds every node strongly, so a node lives at least until
+# ``collect`` (below) finds nothing else refers to it: when the table has doubled, or when
+# the caller is idle (the page's worker, between requests).
+_interned: dict[tuple, Node] = {}
+_COLLECT_MIN = 1 << 16
+_collect_at = [_COLLECT_MIN]
 _serials = itertools.count()
-_weak = weakref.ref
-# Freeing a deep graph without deep recursion. CPython frees a node's operands inside the
-# node's own deallocation, a few C frames per level, and Pyodide's WebAssembly stack dies
-# after about a thousand levels (3.14's "trashcan" does not see that stack). So each node's
-# operand tuple is also held here (with its key in _interned), keyed by the node's weak
-# reference; when a node dies, its entry is queued, and a loop releases queued entries one at
-# a time: releasing one can kill operands, which only queue themselves. The entry of the node
-# whose death runs the loop is still held by that node, so it waits for the next death
-# (``release_dead`` forces it). Releasing also forgets the node's key, a little at a time
-# rather than in one long sweep (which would stall the page's editor now and then).
-_operands: dict[weakref.ref, tuple[tuple, tuple]] = {}
-_dead: list[weakref.ref] = []
-_releasing = [False]
+# totals over the process, for the benchmarks and the page's diagnostics
+collections: dict[str, float] = {"runs": 0, "freed": 0, "seconds": 0.0}
 
 
-def _died(ref: weakref.ref, _dead: list = _dead, _releasing: list = _releasing) -> None:
-    """Weak-reference callback of every operation node (see _operands): release what
-    earlier deaths queued, then queue this node's entry (its node is still being freed)."""
-    if not _releasing[0]:
-        release_dead()
-    _dead.append(ref)
+def collect() -> int:
+    """Free the nodes nothing outside the intern table refers to; returns how many.
 
-
-def release_dead() -> None:
-    """Release the operands of dead nodes, one level at a time, in a loop."""
-    if _releasing[0]:
-        return
-    _releasing[0] = True
-    try:
-        while _dead:
-            ref = _dead.pop()
-            entry = _operands.pop(ref, None)
-            if entry is not None and _interned.get(entry[1]) is ref:
-                del _interned[entry[1]]
-            del entry  # may kill operands: they queue themselves
-    finally:
-        _releasing[0] = False
+    Newest first: a node is created after its operands, so when a dead node goes, the
+    operands it held are met later in the same pass, already released by it, and go too.
+    Freeing one node drops only references to nodes the table still holds, so a dead graph
+    of any depth is freed in a loop, never by a deep chain of deallocations (CPython frees a
+    node's operands inside the node's own deallocation, and Pyodide's WebAssembly stack
+    dies after about a thousand such levels)."""
+    start = time.perf_counter()
+    table, refcount = _interned, sys.getrefcount
+    before = len(table)
+    keys = list(table)  # a key holds its node's operands: each goes once it has been seen
+    pop = keys.pop
+    while keys:
+        key = pop()
+        if refcount(table[key]) <= 2:  # the table's reference and getrefcount's argument
+            del table[key]
+    _collect_at[0] = max(_COLLECT_MIN, 2 * len(table))
+    freed = before - len(table)
+    collections["runs"] += 1
+    collections["freed"] += freed
+    collections["seconds"] += time.perf_counter() - start
+    return freed
 
 
 class Node:
@@ -251,36 +245,19 @@ def as_node(x: Operand) -> Node:
 
 
 def _intern(op: str, args: tuple[Node, ...], value, name, key) -> Node:
-    ref = _interned.get(key)
-    if ref is not None:
-        node = ref()
-        if node is not None:
-            return node
-    return _create(op, args, value, name, key)
+    node = _interned.get(key)
+    return node if node is not None else _create(op, args, value, name, key)
 
 
 def _create(op: str, args: tuple[Node, ...], value, name, key) -> Node:
-    """A new node for ``key``, which has no live node (the caller has looked)."""
+    """A new node for ``key``, which has no node yet (the caller has looked)."""
     node = Node()  # Node has no __init__: this is object's, at C speed
     node.op, node.args, node.value, node.name = op, args, value, name
     node.serial = next(_serials)
-    if args:
-        ref = _interned[key] = _weak(node, _died)
-        _operands[ref] = (args, key)
-    else:
-        _interned[key] = _weak(node)
-    if len(_interned) > _sweep_at[0]:
-        _sweep()
+    _interned[key] = node
+    if len(_interned) > _collect_at[0]:
+        collect()
     return node
-
-
-def _sweep() -> None:
-    """Forget interned constants and variables that have died (operation nodes forget
-    themselves when released). Done in bulk, rarely: the threshold doubles with what is
-    live."""
-    for key in [k for k, ref in _interned.items() if ref() is None]:
-        del _interned[key]
-    _sweep_at[0] = max(_SWEEP_MIN, 2 * len(_interned))
 
 
 class building:
@@ -324,8 +301,8 @@ def make(op: str, *operands: Operand) -> Node:
         if op in COMMUTATIVE and a.serial > b.serial:
             args = (b, a)
             a, b = b, a
-        return _intern(op, args, None, None, (op, id(a), id(b)))
-    return _intern(op, args, None, None, (op, *map(id, args)))
+        return _intern(op, args, None, None, (op, a, b))
+    return _intern(op, args, None, None, (op, *args))
 
 
 def _commutative(op: str, a: Operand, b: Operand) -> Node:
@@ -345,18 +322,16 @@ def _commutative(op: str, a: Operand, b: Operand) -> Node:
         return make(op, a, b)
     if a.serial > b.serial:  # type: ignore[union-attr]
         a, b = b, a
-    key = (op, id(a), id(b))
-    ref = _interned.get(key)
-    node = ref() if ref is not None else None
+    key = (op, a, b)
+    node = _interned.get(key)
     return node if node is not None else _create(op, (a, b), None, None, key)
 
 
 def _unary(op: str, a: Operand) -> Node:
     """make(op, a) with the same short path for a node operand."""
     if a.__class__ is Node and a.op not in BOOL_OPS and a.op != "const":  # type: ignore[union-attr]
-        key = (op, id(a))
-        ref = _interned.get(key)
-        node = ref() if ref is not None else None
+        key = (op, a)
+        node = _interned.get(key)
         return node if node is not None else _create(op, (a,), None, None, key)
     return make(op, a)
 
