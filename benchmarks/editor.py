@@ -16,6 +16,9 @@ Per keystroke the page records (web/panels/editor.js, ``window.tangEditor.last``
            ``playground.compile`` and the JSON encoding of its answer (demos.api)
     code   the kernel into the code view; rest: the status line and the graph panel
 
+The worker frees the graph nodes each request leaves behind after answering it (between
+requests, web/worker.js): the time those collections took is printed after the table.
+
 Next to them: the same handler and encoding of every same text in this process's CPython
 (best of 3);
 and the same texts sent again through the page's RPC once typing is over, with the page
@@ -54,6 +57,7 @@ IDLE_CALLS = """async texts => { const ms = [];
       ms.push(timing.python_ms);
     }
     return ms; }"""
+MEMORY = 'window.tang.call("memory")'
 ANSWERED = """t => { const l = window.tangEditor && window.tangEditor.last;
                      return !!l && l.expr === t && l.paint_ms !== undefined; }"""
 
@@ -118,6 +122,7 @@ def main() -> int:
         page = context.pages[0] if context.pages else context.new_page()
         page.goto(url + ("?warm-up=off" if args.no_warm_up else ""))
         page.wait_for_selector(".kernel-output[data-state=ok]", timeout=120_000)
+        memory = [page.evaluate(MEMORY)]
         for text in texts:
             page.click(INPUT)
             page.keyboard.press("Control+A")
@@ -127,6 +132,7 @@ def main() -> int:
                 page.keyboard.type(text[k - 1])
                 page.wait_for_function(ANSWERED, arg=text[:k], timeout=30_000)
                 samples.append(page.evaluate("window.tangEditor.last"))
+        memory.append(page.evaluate(MEMORY))
         idle = page.evaluate(IDLE_CALLS, [s["expr"] for s in samples if s["ok"]])
         warm = page.evaluate("window.tang.warmUp()")
         context.close()
@@ -171,6 +177,13 @@ def main() -> int:
     else:
         print("worker warm-up after boot: not finished (or failed: see the console)")
     print(f"ratio Pyodide / CPython for the same work (median): {ratio:.2f}x")
+    runs = memory[1]["collections"] - memory[0]["collections"]
+    spent = memory[1]["collect_ms"] - memory[0]["collect_ms"]
+    print(
+        f"graph nodes freed while typing: {memory[1]['freed'] - memory[0]['freed']} in {runs} "
+        f"collections, {spent:.1f} ms in all ({spent / len(samples):.2f} ms per keystroke), "
+        f"between requests; {memory[1]['nodes']} nodes left in the intern table"
+    )
     return 0
 
 

@@ -166,11 +166,12 @@ def warm_up(step: int) -> bool:
 
 
 def idle() -> int:
-    """The worker calls this when requests pause: it frees the graph nodes they left behind
-    (``tang.expr.graph.collect``), so that no request pays for a large collection."""
-    from tang.expr.graph import collect
+    """The worker calls this after each request, when no other waits: it frees the graph
+    nodes the request left behind (``tang.expr.graph.collect_when_idle``), so that no
+    request pays for a large collection."""
+    from tang.expr.graph import collect_when_idle
 
-    return collect()
+    return collect_when_idle()
 
 
 def configure_site(base: str, wheels_json: str) -> None:
@@ -228,7 +229,7 @@ def memory() -> dict[str, float]:
     (how many, nodes freed, milliseconds spent)."""
     from tang.expr import graph
 
-    stats = graph.collections
+    stats = graph.collect_stats
     return {
         "nodes": len(graph._interned),
         "collections": stats["runs"],

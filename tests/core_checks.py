@@ -212,6 +212,18 @@ def collect_frees_dead_nodes_and_keeps_live_ones() -> None:
     del kept, held
     g.collect()
     assert len(g._interned) <= before + 1  # at most the variable x, still held here
+    # young: only what was made since the last collection
+    old = g.sin(g.add(x, 0.75))
+    g.collect(young=True)
+    young = g.sin(g.add(x, 0.125))
+    kept = g.tanh(young)
+    del young
+    g.sin(g.add(x, 0.375))  # made and dropped at once
+    assert g.collect(young=True) == 3  # the sum, its sine and 0.375; kept's operand stays
+    del old
+    assert g.collect(young=True) == 0  # old garbage waits for a full collection
+    assert g.collect() == 3
+    assert g.sin(g.add(x, 0.125)) is kept.args[0]
 
 
 def deep_chain(steps: int = 100_000) -> None:

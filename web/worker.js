@@ -132,19 +132,22 @@ function warmUpSlice() {
 }
 
 // Idle collection. Graph nodes live in tang's intern table until a collection frees the dead
-// ones (tang.expr.graph.collect): by itself it runs when the table has doubled, inside
-// whichever request crosses the line. So once requests pause for IDLE_COLLECT_MS, the worker
-// collects (demos.api.idle), and the table stays small: each collection is short, and no
-// request pays for one.
-const IDLE_COLLECT_MS = 100;
-let collectTimer = 0;
+// ones (tang.expr.graph.collect); by itself a full one runs when the table has doubled,
+// inside whichever request crosses the line. So after each request, when no other waits,
+// the worker collects what that request left behind (demos.api.idle: the young nodes, or
+// all of them when the table has grown), and no request pays for a large collection.
+const IDLE_COLLECT_MS = 0; // the next task: a request already sent goes first
+
+let collectQueued = false;
 
 function collectLater() {
-  clearTimeout(collectTimer);
-  collectTimer = setTimeout(collectIdle, IDLE_COLLECT_MS);
+  if (collectQueued) return;
+  collectQueued = true;
+  setTimeout(collectIdle, IDLE_COLLECT_MS);
 }
 
 function collectIdle() {
+  collectQueued = false;
   if (!api || running || queue.length || warmStep >= 0) return; // pump() asks again once idle
   try {
     api.idle();

@@ -53,18 +53,22 @@ Number = int | float
 Operand = Union["Node", int, float]
 
 # structure key -> node. The table holds every node strongly, so a node lives at least until
-# ``collect`` (below) finds nothing else refers to it: when the table has doubled, or when
-# the caller is idle (the page's worker, between requests).
+# ``collect`` (below) finds nothing else refers to it: all of the table once it has doubled
+# since the last full collection, or only the nodes made since the last collection, which
+# the page's worker does after every request.
 _interned: dict[tuple, Node] = {}
 _COLLECT_MIN = 1 << 16
-_collect_at = [_COLLECT_MIN]
+_collect_at = [_COLLECT_MIN]  # the table's size that starts a full collection
+_survivors = [0]  # the table's size after the last collection: later entries are young
 _serials = itertools.count()
 # totals over the process, for the benchmarks and the page's diagnostics
-collections: dict[str, float] = {"runs": 0, "freed": 0, "seconds": 0.0}
+collect_stats: dict[str, float] = {"runs": 0, "freed": 0, "seconds": 0.0}
 
 
-def collect() -> int:
-    """Free the nodes nothing outside the intern table refers to; returns how many.
+def collect(*, young: bool = False) -> int:
+    """Free the nodes nothing outside the intern table refers to; returns how many. With
+    ``young``, only among the nodes made since the last collection (cheap after one request;
+    older nodes that died wait for a full collection).
 
     Newest first: a node is created after its operands, so when a dead node goes, the
     operands it held are met later in the same pass, already released by it, and go too.
@@ -75,18 +79,30 @@ def collect() -> int:
     start = time.perf_counter()
     table, refcount = _interned, sys.getrefcount
     before = len(table)
-    keys = list(table)  # a key holds its node's operands: each goes once it has been seen
-    pop = keys.pop
+    if young:  # no entry leaves between collections: the young ones are the last
+        keys = list(itertools.islice(reversed(table), before - _survivors[0]))
+        keys.reverse()
+    else:
+        keys = list(table)
+    pop = keys.pop  # a key holds its node's operands: each goes once it has been seen
     while keys:
         key = pop()
         if refcount(table[key]) <= 2:  # the table's reference and getrefcount's argument
             del table[key]
-    _collect_at[0] = max(_COLLECT_MIN, 2 * len(table))
+    _survivors[0] = len(table)
+    if not young:
+        _collect_at[0] = max(_COLLECT_MIN, 2 * len(table))
     freed = before - len(table)
-    collections["runs"] += 1
-    collections["freed"] += freed
-    collections["seconds"] += time.perf_counter() - start
+    collect_stats["runs"] += 1
+    collect_stats["freed"] += freed
+    collect_stats["seconds"] += time.perf_counter() - start
     return freed
+
+
+def collect_when_idle() -> int:
+    """What a caller with a moment to spare should collect: the young nodes, or all of
+    them once the table is halfway to a full collection, so that none falls in busy work."""
+    return collect(young=2 * len(_interned) <= _collect_at[0])
 
 
 class Node:
