@@ -12,8 +12,9 @@ Workloads (each over the 20 core expressions of benchmarks/expressions.py):
     lower    schedule + eight printers of each finished expression's value and gradient
 
 A count is the difference between runs of 3 and 1 repetitions, halved: start-up and imports
-cancel. Each repetition ends by freeing its dead graph nodes (``tang.expr.graph.collect``;
-revisions before it freed each node as it died), so freeing is counted either way.
+cancel. Each repetition ends by freeing its dead graph nodes (``collect(young=True)`` from
+``tang.expr.graph``, as the page's worker does after each request; revisions before it
+freed each node as it died), so freeing is counted either way.
 ``--against REV`` counts the same workloads in a temporary worktree of that git revision
 and prints the ratio. Needs valgrind (Debian package ``valgrind``).
 """
@@ -79,7 +80,8 @@ sys.path[:0] = [{root!r}, {benchmarks!r}]
 from expressions import EXPRESSIONS
 from tang.expr import graph as _graph
 {setup}
-_collect = getattr(_graph, "collect", lambda: 0)  # older revisions freed nodes as they died
+# what the page's worker does after each request; older revisions freed nodes as they died
+_collect = (lambda: _graph.collect(young=True)) if hasattr(_graph, "collect") else (lambda: 0)
 def go():
 {body}
     _collect()
