@@ -17,7 +17,9 @@ Per keystroke the page records (web/panels/editor.js, ``window.tangEditor.last``
     code   the kernel into the code view; rest: the status line and the graph panel
 
 The worker frees the graph nodes each request leaves behind after answering it (between
-requests, web/worker.js): the time those collections took is printed after the table.
+requests, web/worker.js): the time those collections took is printed after the table, with
+the page's main-thread busy time per keystroke (Chrome's Performance metrics), which the
+worker competes with for the machine's cores.
 
 Next to them: the same handler and encoding of every same text in this process's CPython
 (best of 3);
@@ -58,8 +60,20 @@ IDLE_CALLS = """async texts => { const ms = [];
     }
     return ms; }"""
 MEMORY = 'window.tang.call("memory")'
+MAIN_THREAD = {  # kind -> Chrome's metric: all tasks, then the parts it names
+    "busy": "TaskDuration",
+    "script": "ScriptDuration",
+    "layout": "LayoutDuration",
+    "style": "RecalcStyleDuration",
+}
 ANSWERED = """t => { const l = window.tangEditor && window.tangEditor.last;
                      return !!l && l.expr === t && l.paint_ms !== undefined; }"""
+
+
+def main_thread_seconds(cdp) -> dict[str, float]:
+    """The page's main-thread busy time so far, by kind (Chrome's Performance metrics)."""
+    metrics = {m["name"]: m["value"] for m in cdp.send("Performance.getMetrics")["metrics"]}
+    return {kind: metrics[name] for kind, name in MAIN_THREAD.items()}
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -123,6 +137,9 @@ def main() -> int:
         page.goto(url + ("?warm-up=off" if args.no_warm_up else ""))
         page.wait_for_selector(".kernel-output[data-state=ok]", timeout=120_000)
         memory = [page.evaluate(MEMORY)]
+        cdp = context.new_cdp_session(page)
+        cdp.send("Performance.enable")
+        main_thread = [main_thread_seconds(cdp)]
         for text in texts:
             page.click(INPUT)
             page.keyboard.press("Control+A")
@@ -132,6 +149,7 @@ def main() -> int:
                 page.keyboard.type(text[k - 1])
                 page.wait_for_function(ANSWERED, arg=text[:k], timeout=30_000)
                 samples.append(page.evaluate("window.tangEditor.last"))
+        main_thread.append(main_thread_seconds(cdp))
         memory.append(page.evaluate(MEMORY))
         idle = page.evaluate(IDLE_CALLS, [s["expr"] for s in samples if s["ok"]])
         warm = page.evaluate("window.tang.warmUp()")
@@ -177,6 +195,13 @@ def main() -> int:
     else:
         print("worker warm-up after boot: not finished (or failed: see the console)")
     print(f"ratio Pyodide / CPython for the same work (median): {ratio:.2f}x")
+    busy = {k: (main_thread[1][k] - main_thread[0][k]) * 1e3 / len(samples) for k in MAIN_THREAD}
+    print(
+        f"the page's main thread per keystroke, while typing: {busy['busy']:.1f} ms busy "
+        f"(script {busy['script']:.1f}, layout {busy['layout']:.1f}, style {busy['style']:.1f}, "
+        f"the rest input, paint and compositing), on {os.cpu_count()} CPU cores shared with "
+        "the worker"
+    )
     runs = memory[1]["collections"] - memory[0]["collections"]
     spent = memory[1]["collect_ms"] - memory[0]["collect_ms"]
     print(
