@@ -111,17 +111,14 @@ function warmUpSlice() {
   if (warmStep < 0 || running || queue.length) return; // pump() calls back once idle
   const t = performance.now();
   warmStats.started ||= t;
-  try {
+  const failure = idleCall(() => {
     warmStep = api.warm_up(warmStep) ? warmStep + 1 : -1;
     warmStats.steps += 1;
-  } catch (err) {
-    // A cancel's late interrupt can land here: that slice runs again. Anything else is a bug.
-    if (!/KeyboardInterrupt/.test(String(err))) {
-      warmStep = -1;
-      console.error("warm-up failed:", err?.message ?? err);
-    }
+  }); // interrupted: that slice runs again
+  if (failure) {
+    warmStep = -1;
+    console.error("warm-up failed:", failure?.message ?? failure);
   }
-  if (interrupt) Atomics.store(interrupt, 0, 0);
   const now = performance.now();
   warmStats.busy_ms += now - t;
   if (warmStep < 0) {
@@ -149,12 +146,22 @@ function collectLater() {
 function collectIdle() {
   collectQueued = false;
   if (!api || running || queue.length || warmStep >= 0) return; // pump() asks again once idle
+  const failure = idleCall(() => api.idle());
+  if (failure) console.error("idle collection failed:", failure?.message ?? failure);
+}
+
+// Python the worker runs on its own between requests (warm-up, collection). A cancel's late
+// interrupt can land in it: that is no failure, and the signal is cleared so it cannot hit
+// what follows. Returns the error of a real failure, else null.
+function idleCall(call) {
   try {
-    api.idle();
+    call();
+    return null;
   } catch (err) {
-    if (!/KeyboardInterrupt/.test(String(err))) console.error("idle collection failed:", err?.message ?? err);
+    return /KeyboardInterrupt/.test(String(err)) ? null : err;
+  } finally {
+    if (interrupt) Atomics.store(interrupt, 0, 0);
   }
-  if (interrupt) Atomics.store(interrupt, 0, 0);
 }
 
 // Let messages already sent (cancels) arrive before the next request starts.
