@@ -80,18 +80,20 @@ def collect(*, young: bool = False) -> int:
     table, refcount = _interned, sys.getrefcount
     before = len(table)
     if young:  # no entry leaves between collections: the young ones are the last
-        keys = list(itertools.islice(reversed(table), before - _survivors[0]))
+        keys = list(itertools.islice(reversed(table), max(0, before - _survivors[0])))
         keys.reverse()
     else:
         keys = list(table)
     pop = keys.pop  # a key holds its node's operands: each goes once it has been seen
-    while keys:
-        key = pop()
-        if refcount(table[key]) <= 2:  # the table's reference and getrefcount's argument
-            del table[key]
-    _survivors[0] = len(table)
-    if not young:
-        _collect_at[0] = max(_COLLECT_MIN, 2 * len(table))
+    try:
+        while keys:
+            key = pop()
+            if refcount(table[key]) <= 2:  # the table's reference and getrefcount's argument
+                del table[key]
+    finally:  # even when interrupted (the page's cancel): what was freed stays freed
+        _survivors[0] = len(table)
+        if not young:
+            _collect_at[0] = max(_COLLECT_MIN, 2 * len(table))
     freed = before - len(table)
     collect_stats["runs"] += 1
     collect_stats["freed"] += freed
