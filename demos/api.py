@@ -42,6 +42,7 @@ import sys
 import time
 import traceback
 from collections.abc import Callable
+from types import FrameType
 from typing import Any
 
 Handler = Callable[..., Any]
@@ -138,8 +139,9 @@ def _error(exc: BaseException) -> dict[str, str]:
     }
 
 
-async def dispatch_json(method: str, params_json: str = "{}") -> str:
-    """The worker's single entry point: JSON text in, JSON envelope text out. Never raises."""
+async def dispatch_json(method: str, params_json: str = "{}", request: int | None = None) -> str:
+    """The worker's single entry point: JSON text in, JSON envelope text out. Never raises.
+    ``request`` is the page's id for the call, which its interrupts name (below)."""
     start = time.perf_counter()
     try:
         params = json.loads(params_json) if params_json else {}
@@ -150,9 +152,54 @@ async def dispatch_json(method: str, params_json: str = "{}") -> str:
         return json.dumps({"ok": False, "error": _error(exc)})
 
 
-def dispatch(method: str, params_json: str = "{}") -> asyncio.Future[str]:
+def dispatch(
+    method: str, params_json: str = "{}", request: int | None = None
+) -> asyncio.Future[str]:
     """``dispatch_json`` scheduled as a task, so the worker can cancel it while it awaits."""
-    return asyncio.ensure_future(dispatch_json(method, params_json))
+    return asyncio.ensure_future(dispatch_json(method, params_json, request))
+
+
+# Interrupts. The page stops busy Python by writing SIGINT into Pyodide's interrupt buffer,
+# and Python notices it at its next periodic check, wherever that falls. Raised there, as
+# Python does by default, a KeyboardInterrupt that falls between two steps of an async
+# handler lands in the event loop's own code: the task loses its next step and the worker
+# waits on it forever. So the worker routes the signal: it is a KeyboardInterrupt only inside
+# the handler of the request it names, where dispatch_json answers "Cancelled"; anywhere else
+# it is dropped (a request between steps is cancelled through its task, when the page's
+# cancel message arrives, and a signal that came late hits nothing).
+_signalled: list[Callable[[], int] | None] = [None]
+
+
+def route_interrupts(signalled: Callable[[], int]) -> None:
+    """Route SIGINT as above; ``signalled()`` is the id of the request the page last meant
+    an interrupt for."""
+    import signal
+
+    _signalled[0] = signalled
+    signal.signal(signal.SIGINT, _on_interrupt)
+
+
+def _on_interrupt(signum: int, frame: FrameType | None) -> None:
+    signalled = _signalled[0]
+    request = _request_running_in(frame)
+    if signalled is not None and request is not None and request == signalled():
+        raise KeyboardInterrupt
+
+
+def _request_running_in(frame: FrameType | None) -> int | None:
+    """The id of the request whose handler ``frame`` is in (``call`` on the stack, below it
+    the ``dispatch_json`` that holds the id), or None."""
+    inside = False
+    while frame is not None:
+        if frame.f_code is _CALL_CODE:
+            inside = True
+        elif frame.f_code is _DISPATCH_CODE:
+            return frame.f_locals.get("request") if inside else None
+        frame = frame.f_back
+    return None
+
+
+_CALL_CODE, _DISPATCH_CODE = call.__code__, dispatch_json.__code__
 
 
 # The worker calls this while idle after boot, step 0, 1, … until it returns False, one
@@ -261,9 +308,25 @@ async def sleep(seconds: float = 0.0) -> float:
 
 
 @handler("spin")
-def spin(seconds: float = 0.0) -> int:
-    """Busy Python for a while (tests interrupting running work)."""
-    end = time.monotonic() + min(float(seconds), 60.0)
+def spin(seconds: float = 0.0, steps: int = 1) -> Any:
+    """Busy Python for a while (tests interrupting running work); with ``steps`` > 1 the
+    time is split into that many turns of the event loop, like a long run in chunks."""
+    seconds, steps = min(float(seconds), 60.0), max(1, min(int(steps), 1000))
+    if steps == 1:
+        return _busy(seconds)
+
+    async def stepped() -> int:
+        n = 0
+        for _ in range(steps):
+            n += _busy(seconds / steps)
+            await asyncio.sleep(0)
+        return n
+
+    return stepped()
+
+
+def _busy(seconds: float) -> int:
+    end = time.monotonic() + seconds
     n = 0
     while time.monotonic() < end:
         n += 1

@@ -135,6 +135,35 @@ def test_cancel_queued_and_running_calls(tang_page: TangPage):
     assert out["spinCancelledMs"] < 5000, out
 
 
+def test_an_interrupt_between_two_steps_of_a_call_never_wedges_the_worker(tang_page: TangPage):
+    """The page interrupts a cancelled call that is still busy after a grace period. For an
+    async handler that signal can land as one step ends, in the event loop's own code before
+    the next step: sweep the cancel across that moment, and the worker must still answer."""
+    out = tang_page.page.evaluate(
+        """async () => {
+             const {call} = window.tang;
+             const grace = 200, step = 230; // ms: rpc.js's INTERRUPT_GRACE_MS, a spin step
+             const trials = [];
+             for (let offset = -8; offset <= 12; offset += 0.25) {
+               const c = new AbortController();
+               const spin = call('spin', {seconds: 2 * step / 1000, steps: 2}, {signal: c.signal})
+                 .then(() => 'ok', (e) => e.type);
+               await new Promise((r) => setTimeout(r, step - grace + offset));
+               c.abort();
+               await spin;
+               const after = await call('ping', {payload: offset}, {timeout: 5000})
+                 .then((v) => v, (e) => e.type);
+               trials.push([offset, after]);
+               if (after !== offset) break; // wedged: what follows would only wait
+             }
+             return trials;
+           }"""
+    )
+    stuck = [(offset, after) for offset, after in out if after != offset]
+    assert len(out) == 81 and not stuck, stuck
+    assert tang_page.console_errors == [], tang_page.console_errors
+
+
 def test_broken_tang_wheel_shows_error_panel(launch, site):
     context = launch()
     context.route("**/wheels/tang-*.whl", lambda route: route.fulfill(status=404, body="gone"))

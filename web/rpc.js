@@ -136,9 +136,9 @@ export function call(method, params = {}, { signal, timeout, timing } = {}) {
             const busy = Atomics.load(interrupt, 1) === id && Atomics.load(interrupt, 3) !== id;
             if (busy) {
               // the call may end between the check and the signal: say whom it is for, so
-              // the worker can tell a late one from a real one
+              // that Python raises it only inside that call (demos.api.route_interrupts)
               Atomics.store(interrupt, 4, id);
-              Atomics.store(interrupt, 0, 2); // SIGINT: KeyboardInterrupt in Python
+              Atomics.store(interrupt, 0, 2); // SIGINT
             }
           }, INTERRUPT_GRACE_MS);
         }

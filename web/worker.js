@@ -60,6 +60,8 @@ async function start({ base, interruptBuffer, warmUp = true }) {
       pyodide.setInterruptBuffer(interrupt);
     }
     api = pyodide.pyimport("demos.api");
+    // SIGINT becomes a KeyboardInterrupt only inside the request the page meant it for
+    if (interrupt) api.route_interrupts(() => Atomics.load(interrupt, 4));
     api.configure_site(base, JSON.stringify(manifest.wheels));
     const python = pyodide.runPython("import sys; sys.version.split()[0]");
     post({ type: "ready", tang: manifest.tang, python, pyodide: manifest.pyodide, timings });
@@ -114,7 +116,7 @@ function warmUpSlice() {
   const failure = idleCall(() => {
     warmStep = api.warm_up(warmStep) ? warmStep + 1 : -1;
     warmStats.steps += 1;
-  }); // interrupted: that slice runs again
+  });
   if (failure) {
     warmStep = -1;
     console.error("warm-up failed:", failure?.message ?? failure);
@@ -150,17 +152,14 @@ function collectIdle() {
   if (failure) console.error("idle collection failed:", failure?.message ?? failure);
 }
 
-// Python the worker runs on its own between requests (warm-up, collection). A cancel's late
-// interrupt can land in it: that is no failure, and the signal is cleared so it cannot hit
-// what follows. Returns the error of a real failure, else null.
+// Python the worker runs on its own between requests (warm-up, collection); a late signal
+// that lands in it is dropped (demos.api.route_interrupts). Returns the error, else null.
 function idleCall(call) {
   try {
     call();
     return null;
   } catch (err) {
-    return /KeyboardInterrupt/.test(String(err)) ? null : err;
-  } finally {
-    if (interrupt) Atomics.store(interrupt, 0, 0);
+    return err;
   }
 }
 
@@ -207,25 +206,18 @@ async function pump() {
   }
   post({ type: "started", id: request.id });
   try {
-    running.future = api.dispatch(request.method, JSON.stringify(request.params ?? {}));
+    running.future = api.dispatch(request.method, JSON.stringify(request.params ?? {}), request.id);
     // Awaiting a proxy uses it up; await a copy and keep the original for cancel().
     const envelope = JSON.parse(await running.future.copy());
     reply(request.id, envelope.ok, envelope.ok ? envelope.result : envelope.error, envelope.python_ms);
   } catch (err) {
-    const isCancel = err?.type === "CancelledError" || /CancelledError|KeyboardInterrupt/.test(String(err));
-    // The page signals a call that looks busy; if it ended just before the signal landed,
-    // the signal hits the next call: that one was not cancelled, so it runs again (once).
-    const late = /KeyboardInterrupt/.test(String(err)) && interrupt && Atomics.load(interrupt, 4) !== request.id;
-    if (late && !request.retried) {
-      request.retried = true;
-      queue.unshift(request);
-    } else {
-      reply(request.id, false, isCancel ? cancelled("cancelled while running") : { type: err?.type ?? "Error", message: String(err?.message ?? err) });
-    }
+    // dispatch never raises: this is the task cancelled by cancel() above
+    const isCancel = err?.type === "CancelledError" || /CancelledError/.test(String(err));
+    reply(request.id, false, isCancel ? cancelled("cancelled while running") : { type: err?.type ?? "Error", message: String(err?.message ?? err) });
   } finally {
     if (interrupt) {
       Atomics.store(interrupt, 1, -1);
-      Atomics.store(interrupt, 0, 0); // an interrupt that came too late must not hit what follows
+      Atomics.store(interrupt, 0, 0); // a signal that came too late has nothing to stop
     }
     running.future?.destroy?.();
     running = null;
