@@ -40,17 +40,32 @@ def open_editor(launch, url: str, viewport=None) -> TangPage:
 
 def wait_compiled(tp: TangPage, expr: str | None = None, state: str = "ok") -> None:
     """Wait until the kernel panel shows `state` (for `expr` when given)."""
-    tp.page.wait_for_function(
-        """([expr, state]) => {
-             const out = document.querySelector('.kernel-output');
-             if (!out || out.dataset.state !== state) return false;
-             const status = document.querySelector('.expr-status').dataset;
-             const bad = status.kind === 'bad' && status.expr === expr;
-             return expr === null || (state === 'ok' ? out.dataset.expr === expr : bad);
-           }""",
-        arg=[expr, state],
-        timeout=30_000,
-    )
+    try:
+        tp.page.wait_for_function(
+            """([expr, state]) => {
+                 const out = document.querySelector('.kernel-output');
+                 if (!out || out.dataset.state !== state) return false;
+                 const status = document.querySelector('.expr-status').dataset;
+                 const bad = status.kind === 'bad' && status.expr === expr;
+                 return expr === null || (state === 'ok' ? out.dataset.expr === expr : bad);
+               }""",
+            arg=[expr, state],
+            timeout=30_000,
+        )
+    except Exception as err:  # say what the page showed instead, for a failure that is rare
+        seen = tp.page.evaluate(
+            """() => ({
+                 output: {...document.querySelector('.kernel-output')?.dataset},
+                 status: document.querySelector('.expr-status')?.textContent,
+                 input: document.querySelector('.expr-input .cm-content')?.textContent,
+                 last: window.tangEditor?.last?.expr, compiles: window.tangEditor?.count,
+                 waiting: window.tang.waiting(),
+               })"""
+        )
+        raise AssertionError(
+            f"waited 30 s for {state!r} of {expr!r}; the page shows {seen}; "
+            f"console errors {tp.console_errors}"
+        ) from err
 
 
 def type_expression(tp: TangPage, text: str) -> None:

@@ -121,6 +121,7 @@ window.tang = {
   ready: readyInfo,
   canInterrupt: rpc.canInterrupt,
   warmUp: rpc.warmUp,
+  waiting: rpc.waiting,
   readyAt: null,
   stage: () => (document.body.dataset.state === "error" ? "error" : boot.dataset.stage),
 };

@@ -59,6 +59,10 @@ let warmed = null;
 /** The worker's warm-up report ({steps, busy_ms, wall_ms, off?}) once done, else null. */
 export const warmUp = () => warmed;
 
+/** The calls waiting on the worker, oldest first: [{id, method, waiting_ms}] (diagnostics). */
+export const waiting = () =>
+  [...pending].map(([id, p]) => ({ id, method: p.method, waiting_ms: performance.now() - p.sent }));
+
 /** True when a running call can be interrupted (SharedArrayBuffer available). */
 export const canInterrupt = interrupt !== null;
 
@@ -155,7 +159,7 @@ export function call(method, params = {}, { signal, timeout, timing } = {}) {
       reject(new RpcError({ type: "Cancelled", message: `${method} was cancelled` }));
       return;
     }
-    pending.set(id, { resolve, reject, cleanup, timing });
+    pending.set(id, { resolve, reject, cleanup, timing, method, sent: performance.now() });
     signal?.addEventListener("abort", onAbort, { once: true });
     if (timeout) timer = setTimeout(() => abort(`${method} timed out after ${timeout} ms`), timeout);
     worker.postMessage({ id, method, params });
