@@ -123,7 +123,6 @@ export default {
     let inflight = null; // AbortController of the running request
     let editedAt = performance.now();
     let compiledAt = -Infinity; // when the last compile started
-    let retries = 0; // asks again for the same edit
     const timings = (window.tangEditor = { last: null, count: 0 });
 
     const setStatus = (kind, text) => {
@@ -152,15 +151,6 @@ export default {
         answer = await call("playground.compile", { expr }, { signal: controller.signal, timing });
       } catch (err) {
         if (controller.signal.aborted) return; // a newer edit took over
-        if (err?.type === "Cancelled") {
-          // cancelled by no edit of ours (say, the worker restarted a call): ask again
-          if (controller === inflight && retries < 2) {
-            inflight = null;
-            retries += 1;
-            schedule(true);
-          }
-          return;
-        }
         output.dataset.state = good ? "stale" : "error";
         staleNote.hidden = !good;
         setStatus("error", `The worker failed: ${err?.message ?? err}`);
@@ -223,8 +213,7 @@ export default {
       });
     }
 
-    const schedule = (retry = false) => {
-      if (!retry) retries = 0;
+    const schedule = () => {
       editedAt = performance.now();
       clearTimeout(timer);
       if (!inflight && editedAt - compiledAt >= DEBOUNCE_MS) compile();
