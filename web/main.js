@@ -83,20 +83,60 @@ const readyInfo = rpc.ready.then((info) => {
 });
 readyInfo.catch(() => {});
 
+// Groups of cards: a panel whose module says `section: "scale"` is mounted in that group,
+// which stands where the first of its panels is listed in registry.js.
+const SECTIONS = {
+  scale: {
+    title: "Same idea, every scale",
+    lede: "One differentiable core, from one number to a model: each card runs tang in this " +
+      "page's worker, and the command under it runs the same code on your desktop.",
+  },
+  build: {
+    title: "What you can build",
+    lede: "Every example on this page is one command from a fresh clone.",
+  },
+};
+
+function sectionArea(area, sections, name) {
+  if (!name) return area;
+  if (!sections.has(name)) {
+    const info = SECTIONS[name] ?? { title: name, lede: "" };
+    const group = document.createElement("section");
+    group.className = `panel-section section-${name}`;
+    group.id = `section-${name}`;
+    const title = document.createElement("h2");
+    title.className = "section-title";
+    title.textContent = info.title;
+    const lede = document.createElement("p");
+    lede.className = "section-lede";
+    lede.textContent = info.lede;
+    const row = document.createElement("div");
+    row.className = "section-cards";
+    group.append(title, lede, row);
+    area.append(group);
+    sections.set(name, row);
+  }
+  return sections.get(name);
+}
+
 async function mountPanels() {
   const area = $("panels");
-  for (const file of panelFiles) {
+  const sections = new Map();
+  // import every panel module at once, mount them in the registry's order
+  const modules = panelFiles.map((file) => import(`./panels/${file}`));
+  for (const m of modules) m.catch(() => {}); // reported below, in the panel's card
+  for (const [i, file] of panelFiles.entries()) {
     const card = document.createElement("section");
     card.className = "card panel";
     const heading = document.createElement("h2");
     const body = document.createElement("div");
     body.className = "panel-body";
     try {
-      const { default: panel } = await import(`./panels/${file}`);
+      const { default: panel } = await modules[i];
       card.id = `panel-${panel.id}`;
       heading.textContent = panel.title;
       card.append(heading, body);
-      area.append(card);
+      sectionArea(area, sections, panel.section).append(card);
       panel.mount(body, { ...rpc, ready: readyInfo }).catch((err) => panelError(body, err));
     } catch (err) {
       heading.textContent = file;

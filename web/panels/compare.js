@@ -1,6 +1,6 @@
 // How tang compares with PyTorch, JAX, sympy and tinygrad: one table, honest marks, a note
 // per cell. Static facts (no worker call); the marks say where tang loses too.
-import { h } from "./plot.js";
+import { h } from "../lib/dom.js";
 
 const TOOLS = ["tang", "PyTorch", "JAX", "sympy", "tinygrad"];
 const MARKS = { yes: "✓", part: "◐", no: "✗" };

@@ -3,6 +3,7 @@
 // Shares the expression and tab through ../state.js (and so the URL hash), and the compiled
 // answer and hover through ./editor-bus.js (the graph panel draws from it).
 import { codeViewer, expressionEditor } from "../editor.js";
+import { h } from "../lib/dom.js";
 import * as state from "../state.js";
 import * as bus from "./editor-bus.js";
 
@@ -21,43 +22,37 @@ const TABS = {
 // is cancelled.
 const DEBOUNCE_MS = 10;
 
-const el = (tag, props = {}, ...children) => {
-  const node = Object.assign(document.createElement(tag), props);
-  node.append(...children);
-  return node;
-};
-
 export default {
   id: "editor",
   title: "Write a function, get its gradient kernel for eight chips",
   async mount(root, { call, ready }) {
-    const lede = el(
+    const lede = h(
       "p",
       {},
       "Type a function of x, y and z (or declare your own: f(a, b) = …). tang, running in this " +
         "page's Python, parses it, differentiates it in one reverse sweep, simplifies and " +
         "prints one kernel that computes the value and every partial derivative.",
     );
-    const inputBox = el("div", { className: "expr-input" });
-    const status = el("p", { className: "expr-status", role: "status" });
+    const inputBox = h("div", { className: "expr-input" });
+    const status = h("p", { className: "expr-status", role: "status" });
     status.setAttribute("aria-live", "polite");
-    const caret = el("pre", { className: "expr-caret", hidden: true });
-    const tablist = el("div", { className: "tabs", role: "tablist" });
+    const caret = h("pre", { className: "expr-caret", hidden: true });
+    const tablist = h("div", { className: "tabs", role: "tablist" });
     tablist.setAttribute("aria-label", "Backend");
-    const copyBtn = el("button", { type: "button", className: "tool", textContent: "Copy" });
-    const downloadBtn = el("button", { type: "button", className: "tool", textContent: "Download" });
-    const shareBtn = el("button", { type: "button", className: "tool", textContent: "Copy link" });
-    const toolNote = el("span", { className: "tool-note", role: "status" });
-    const codeBox = el("div", { className: "code-box", role: "tabpanel", id: "editor-code" });
-    const staleNote = el("p", {
+    const copyBtn = h("button", { type: "button", className: "tool", textContent: "Copy" });
+    const downloadBtn = h("button", { type: "button", className: "tool", textContent: "Download" });
+    const shareBtn = h("button", { type: "button", className: "tool", textContent: "Copy link" });
+    const toolNote = h("span", { className: "tool-note", role: "status" });
+    const codeBox = h("div", { className: "code-box", role: "tabpanel", id: "editor-code" });
+    const staleNote = h("p", {
       className: "stale-note",
       hidden: true,
       textContent: "Stale: the text above does not parse; this is the last kernel that did.",
     });
-    const output = el(
+    const output = h(
       "div",
       { className: "kernel-output" },
-      el("div", { className: "tabbar" }, tablist, el("div", { className: "tools" }, copyBtn, downloadBtn, shareBtn, toolNote)),
+      h("div", { className: "tabbar" }, tablist, h("div", { className: "tools" }, copyBtn, downloadBtn, shareBtn, toolNote)),
       staleNote,
       codeBox,
     );
@@ -67,7 +62,7 @@ export default {
     // ---- tabs: real buttons, roving tabindex, arrow keys ----
     const buttons = {};
     for (const [name, [label]] of Object.entries(TABS)) {
-      const b = el("button", { type: "button", role: "tab", className: "tab", textContent: label, id: `tab-${name}` });
+      const b = h("button", { type: "button", role: "tab", className: "tab", textContent: label, id: `tab-${name}` });
       b.dataset.backend = name;
       b.setAttribute("aria-controls", "editor-code");
       b.addEventListener("click", () => state.set({ tab: name }));
@@ -258,7 +253,7 @@ export default {
       if (!good) return;
       const tab = state.get().tab;
       const url = URL.createObjectURL(new Blob([code.text()], { type: "text/plain" }));
-      const a = el("a", { href: url, download: `kernel.${TABS[tab][1]}` });
+      const a = h("a", { href: url, download: `kernel.${TABS[tab][1]}` });
       document.body.append(a);
       a.click();
       a.remove();

@@ -1,19 +1,13 @@
 // The traced graph as SVG: the layered layout comes from the worker (demos/playground.py);
 // this module only draws it. Hovering (or focusing) a node marks the kernel lines that
 // compute it; hovering a kernel line marks its nodes (both through ./editor-bus.js).
+import { svg as svgEl } from "../lib/dom.js";
 import * as bus from "./editor-bus.js";
 
-const SVG = "http://www.w3.org/2000/svg";
 const DX = 64; // px between columns
 const DY = 62; // px between layers
 const H = 26; // node height
 const PAD = 24;
-
-const svgEl = (tag, attrs = {}) => {
-  const node = document.createElementNS(SVG, tag);
-  for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, String(v));
-  return node;
-};
 
 const nodeWidth = (label) => Math.max(30, 12 + 7.5 * [...label].length);
 

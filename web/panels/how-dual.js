@@ -1,6 +1,8 @@
 // How it works, 1: dual numbers. Drag x on f(x) = x·sin x; the worker runs f on tang.Dual one
 // operation at a time (explain.dual_trace) and the table shows each value and ε part.
-import { drawPlot, fmt, h, num, onResize } from "./plot.js";
+import { h } from "../lib/dom.js";
+import { fmt, num } from "../lib/format.js";
+import { drawPlot, onResize } from "../lib/plot.js";
 
 const EXPR = "x*sin(x)";
 const X0 = -6;

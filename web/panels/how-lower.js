@@ -2,7 +2,7 @@
 // printed by all eight of tang's backends in the worker (explain.lower_lines); hovering a
 // line or focusing a node highlights the same node in every backend. Then the two sections
 // that arrive with the tensor IR, marked as such.
-import { h } from "./plot.js";
+import { h } from "../lib/dom.js";
 
 const EXPR = "x*sin(x)";
 

@@ -2,7 +2,9 @@
 // on WebGPU in the worker (explain.run_slice), checked point by point against tang's CPU path,
 // plotted as min/max bands per pixel bin. Long runs go chunk by chunk: progress, and Stop.
 import * as state from "../state.js";
-import { drawPlot, fmt, fmtErr, h, onResize } from "./plot.js";
+import { h } from "../lib/dom.js";
+import { fmt, fmtErr } from "../lib/format.js";
+import { drawPlot, onResize } from "../lib/plot.js";
 
 const SAMPLES = [1024, 16384, 262144, 1048576, 4194304];
 const CHUNK = 65536; // points per worker call: the granularity of progress and Stop

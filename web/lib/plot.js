@@ -1,31 +1,9 @@
-// Small canvas plots and number formatting shared by the "Run it" and "How it works" panels.
-// Data comes from the worker (tang computed it); this file only draws.
+// Small canvas plots: bands of values over an x range, tangent lines and dots. Data comes
+// from the worker (tang computed it); this file only draws.
+import { cssColor, fitCanvas, onResize } from "./canvas.js";
+import { fmt } from "./format.js";
 
-/** A number from the worker (floats, or "nan"/"inf"/"-inf" strings) as a JS number. */
-export function num(v) {
-  if (typeof v === "number") return v;
-  if (v === "inf") return Infinity;
-  if (v === "-inf") return -Infinity;
-  return NaN;
-}
-
-/** Short text for a number: 6 significant digits, exponent form when tiny or huge. */
-export function fmt(v, digits = 6) {
-  const x = num(v);
-  if (Number.isNaN(x)) return "NaN";
-  if (!Number.isFinite(x)) return x > 0 ? "∞" : "−∞";
-  if (x === 0) return "0";
-  const a = Math.abs(x);
-  const text = a >= 1e-4 && a < 1e6 ? String(Number(x.toPrecision(digits))) : x.toExponential(2);
-  return text.replace("-", "−");
-}
-
-/** Error sizes: "3.6e-7". */
-export const fmtErr = (x) => (x === 0 ? "0" : x.toExponential(1).replace("-", "−"));
-
-function color(el, name, fallback) {
-  return getComputedStyle(el).getPropertyValue(name).trim() || fallback;
-}
+export { onResize };
 
 /**
  * Draw bands on a canvas sized to its CSS box. `series`: [{lo: [...], hi: [...], color,
@@ -34,18 +12,10 @@ function color(el, name, fallback) {
  * Returns the mapping used, so callers can turn pointer positions into x.
  */
 export function drawPlot(canvas, { x0, x1, series, marks = [], lines = [], yRange = null }) {
-  const dpr = window.devicePixelRatio || 1;
-  const w = Math.max(1, canvas.clientWidth);
-  const h = Math.max(1, canvas.clientHeight);
-  if (canvas.width !== Math.round(w * dpr) || canvas.height !== Math.round(h * dpr)) {
-    canvas.width = Math.round(w * dpr);
-    canvas.height = Math.round(h * dpr);
-  }
-  const ctx = canvas.getContext("2d");
-  ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+  const { ctx, width: w, height: h } = fitCanvas(canvas);
   ctx.clearRect(0, 0, w, h);
-  const fg = color(canvas, "--muted", "#888");
-  const line = color(canvas, "--line", "#ddd");
+  const fg = cssColor(canvas, "--muted", "#888");
+  const line = cssColor(canvas, "--line", "#ddd");
 
   let [ymin, ymax] = yRange ?? [Infinity, -Infinity];
   if (!yRange) {
@@ -133,27 +103,4 @@ export function drawPlot(canvas, { x0, x1, series, marks = [], lines = [], yRang
     ctx.fill();
   }
   return { toX: (px) => x0 + ((px - left) / (right - left)) * (x1 - x0), yRange: [ymin, ymax] };
-}
-
-/** Redraw `draw` when `el` changes size (the page is responsive: 375 px to wide). */
-export function onResize(el, draw) {
-  let frame = 0;
-  const ro = new ResizeObserver(() => {
-    cancelAnimationFrame(frame);
-    frame = requestAnimationFrame(draw);
-  });
-  ro.observe(el);
-  return () => ro.disconnect();
-}
-
-/** Build an element: h("p", {className: "x"}, "text", child). Text is always textContent. */
-export function h(tag, props = {}, ...children) {
-  const el = document.createElement(tag);
-  for (const [k, v] of Object.entries(props)) {
-    if (k === "dataset") Object.assign(el.dataset, v);
-    else if (k.startsWith("aria-") || k === "role" || k === "for") el.setAttribute(k, v);
-    else el[k] = v;
-  }
-  for (const c of children) el.append(c instanceof Node ? c : document.createTextNode(String(c)));
-  return el;
 }
