@@ -11,6 +11,9 @@ import pytest
 import tang.gpu as gpu
 from tang.cli import main
 
+# "auto" is wgpu-py here when it has an adapter: most of these run on it.
+pytestmark = pytest.mark.toolchain
+
 
 def run_json(capsys, *argv):
     assert main(["run", *argv, "--json"]) == 0
@@ -38,6 +41,17 @@ def test_text_output_names_device_time_and_checksum(capsys):
     assert "checksum  " in out and "(0 non-finite values)" in out
 
 
+def test_a_negative_range_is_written_with_equals_as_the_help_says(capsys):
+    out = run_json(capsys, "x", "--points", "10", "--device", "cpu", "--range=-3,-1")
+    assert out["n"] == 10 and -30 < out["checksum"] < -10
+
+
+@pytest.mark.parametrize(("points", "n"), [("1e3", 1000), ("1_000", 1000), ("2^10", 1024)])
+def test_points_accept_counts_as_people_write_them(capsys, points, n):
+    out = run_json(capsys, "sin(x*y) + x^2", "--points", points, "--device", "cpu")
+    assert out["n"] == n
+
+
 def test_a_constant_runs_over_the_points(capsys):
     out = run_json(capsys, "2^3", "--points", "10", "--device", "cpu")
     assert out["n"] == 10 and out["checksum"] == 80.0 and out["inputs"] == []
@@ -47,14 +61,20 @@ def test_a_constant_runs_over_the_points(capsys):
     ("argv", "message"),
     [
         (["sin(x*"], "unexpected end of input at column 7"),
-        (["x", "--points", "-5"], "number of points must be between 0"),
+        (["x", "--points", "-5"], "--points: invalid count '-5' (a count cannot be negative)"),
+        (["x", "--points", "1e6x"], "write a whole number such as 1000000, 1_000_000, 1e6"),
+        (["x", "--points", "2^30"], "number of points must be between 0 and 67,108,864"),
         (["x", "--range", "2,1"], "range must be finite with lo < hi"),
         (["x", "--range", "abc"], "--range expects LO,HI"),
         (["x", "--repeat", "0"], "--repeat must be at least 1"),
     ],
 )
 def test_bad_input_exits_2_with_the_reason(capsys, argv, message):
-    assert main(["run", *argv]) == 2
+    try:
+        status = main(["run", *argv])
+    except SystemExit as exit_:  # argparse's own errors (a malformed --points)
+        status = exit_.code
+    assert status == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
 

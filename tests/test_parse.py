@@ -134,7 +134,8 @@ def test_nan_inf_and_signed_zero() -> None:
     assert parse("inf") is g.const(math.inf)
     assert parse("-inf") is g.const(-math.inf)
     assert math.isnan(parse("nan").value)
-    assert parse("1e999") is g.const(math.inf)
+    assert parse("1e308") is g.const(1e308) and parse("1e-400") is g.const(0.0)
+    assert parse("1.7976931348623157e308") is g.const(1.7976931348623157e308)  # the largest
     assert parse("1/0") is g.const(math.inf)
     assert math.isnan(parse("log(-1)").value)
 
@@ -238,6 +239,11 @@ BAD = [
     ("x != y", 3, ["'!=' at column 3 is not supported"]),
     ("f(x, x) = x", 6, ["variable 'x' declared twice"]),
     ("f(pi) = 1", 3, ["'pi' at column 3 is a built-in name"]),
+    ("1e999", 1, ["number '1e999' at column 1 is too large for a 64-bit float", "write inf"]),
+    ("x + 1e400", 5, ["number '1e400' at column 5 is too large"]),
+    ("1.7976931348623159e308", 1, ["too large for a 64-bit float"]),  # rounds up to inf
+    ("-1e400 * x", 2, ["number '1e400' at column 2"]),  # -inf: the literal itself overflows
+    ("x + " + "9" * 5000, 5, ["number '999999999999… (5,000 characters)' at column 5"]),
     ("f(x) = ", 8, ["unexpected end of input", "after '='"]),
 ]
 

@@ -3,12 +3,15 @@ else, and never hang. A fixed seed keeps it reproducible."""
 
 from __future__ import annotations
 
+import math
 import random
 import signal
 import time
 
+import pytest
+
 from tang.expr.graph import Node, variables
-from tang.expr.parse import UNLIMITED, ParseError, parse
+from tang.expr.parse import UNLIMITED, ParseError, TooLongError, parse
 from tang.expr.text import to_text
 
 SEED = 20240613
@@ -109,3 +112,40 @@ def test_fuzz_parser_only_raises_parse_error() -> None:
     assert ok + errors == COUNT
     assert ok > COUNT // 20, "the mutations should leave many inputs valid"
     assert errors > COUNT // 2
+
+
+# Literals far past float64 (and past CPython's int() digit limit): each is a ParseError at
+# its column, or a finite node, within a short deadline: none may hang or raise another error.
+HUGE_LITERALS = [
+    ("9" * 100_000, ParseError),
+    ("1" + "0" * 100_000 + ".5", ParseError),
+    ("x + 1e" + "9" * 100_000, ParseError),
+    ("0." + "0" * 100_000 + "1", Node),  # underflows to 0.0, like float()
+    ("1e-" + "9" * 100_000, Node),
+    ("1." + "3" * 100_000, Node),  # many digits, a small value
+]
+
+
+@pytest.mark.parametrize(("text", "kind"), HUGE_LITERALS, ids=lambda v: str(v)[:12])
+def test_huge_literals_fail_fast_at_their_column(text: str, kind: type) -> None:
+    guard = hasattr(signal, "SIGALRM")
+    if guard:
+        old = signal.signal(signal.SIGALRM, _on_alarm)
+        signal.alarm(10)
+    try:
+        with pytest.raises(TooLongError, match="too long"):  # the default limits stop it first
+            parse(text)
+        try:
+            node = parse(text, limits=UNLIMITED)
+        except ParseError as err:
+            assert kind is ParseError, err
+            start = text.rfind(" ") + 1
+            assert err.column == start + 1 and err.end == len(text)
+            assert f"column {start + 1} is too large for a 64-bit float" in str(err)
+            assert len(str(err)) < 200  # the message shows the literal's head, not all of it
+        else:
+            assert kind is Node and math.isfinite(node.value)
+    finally:
+        if guard:
+            signal.alarm(0)
+            signal.signal(signal.SIGALRM, old)

@@ -58,6 +58,19 @@ class ParseError(ValueError):
         self.end = self.position + 1 if end is None else max(end, self.position + 1)
 
 
+class UnknownVariableError(ParseError):
+    """A name that is no variable, constant or function: ``name``, and the ``allowed`` names
+    (from ``variables`` or the text's ``f(a, b) = …``), so a caller can say how to add it."""
+
+    def __init__(
+        self, message: str, column: int, end: int, name: str, allowed: tuple[str, ...], hint: str
+    ) -> None:
+        super().__init__(message, column, end)
+        self.name = name
+        self.allowed = allowed
+        self.hint = hint  # " — did you mean 'pi'?" or ""
+
+
 class TooLongError(ParseError):
     """The text is longer than the length limit."""
 
@@ -86,7 +99,7 @@ def _fold(fn: Callable[[Node, Node], Node]) -> Callable[..., Node]:
 
 FUNCTIONS: dict[str, tuple[int, int | None, Callable[..., Value]]] = {
     "sin": (1, 1, g.sin),
-    "cos": (1, 1, _unary("cos")),
+    "cos": (1, 1, g.cos),
     "tan": (1, 1, _unary("tan")),
     "exp": (1, 1, _unary("exp")),
     "log": (1, 1, _unary("log")),
@@ -148,7 +161,10 @@ def _tokenize(text: str) -> list[Token]:
             pos = start + len(number)
             if sticks:
                 _bad_number(text, start, pos, sticks)
-            append((_NUM, number, start, pos, float(number)))
+            value = float(number)  # no digit limit, unlike int(); 1e5 digits take 30 µs
+            if value == math.inf:
+                _overflow(number, start, pos)
+            append((_NUM, number, start, pos, value))
         elif other:
             _bad_character(text, start)
         else:
@@ -190,6 +206,17 @@ def _bad_number(text: str, start: int, end: int, tail: str) -> None:
         f"malformed number '{head + tail}' at column {start + 1}",
         start + 1,
         end + len(tail),
+    )
+
+
+def _overflow(number: str, start: int, end: int) -> None:
+    """A literal past the largest float64 is an error, not a silent inf (``inf`` is a name)."""
+    shown = number if len(number) <= 24 else f"{number[:12]}… ({len(number):,} characters)"
+    raise ParseError(
+        f"number '{shown}' at column {start + 1} is too large for a 64-bit float "
+        f"(the largest is about {sys.float_info.max:.4g}) — write inf for infinity",
+        start + 1,
+        end,
     )
 
 
@@ -512,10 +539,13 @@ class _Parser:
                 end,
             )
         hint = _suggest(word, (*allowed, *CONSTANTS))
-        raise self.error(
+        raise UnknownVariableError(
             f"unknown variable '{word}' at column {start + 1} (allowed: {_listed(allowed)})" + hint,
-            start,
+            start + 1,
             end,
+            word,
+            allowed,
+            hint,
         )
 
     def check_function(self, word: str, start: int, end: int, allowed: frozenset[str]) -> None:

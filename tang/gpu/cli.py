@@ -13,22 +13,39 @@ import sys
 import time
 from typing import Any
 
-from ..cli import BadInput
+from ..cli import COUNT_FORMS, BadInput, count, expression_command
 
-HELP = "evaluate an expression (and gradient) over many points on the GPU or CPU"
+HELP = "evaluate an expression (and its gradient) over many points on the GPU or CPU"
+EXAMPLES = (
+    "python -m tang run 'sin(x*y) + x^2' --points 1e6",
+    "python -m tang run 'x*sin(x)' --grad --points 2^16 --device cpu --json",
+)
 
 
 def register(subparsers: Any) -> None:
     """Add the ``run`` subcommand."""
-    p = subparsers.add_parser("run", help=HELP, description=HELP + ".")
-    p.add_argument("expr", help="e.g. 'sin(x*y) + x^2' or 'f(x, y) = x*y'")
+    p = expression_command(subparsers, "run", HELP, EXAMPLES)
     p.add_argument("--grad", action="store_true", help="also evaluate every partial derivative")
-    p.add_argument("--points", type=int, default=1 << 20, metavar="N", help="default 2^20")
     p.add_argument(
-        "--device", default="auto", choices=("auto", "native", "cpu"), help="default: the best"
+        "--points",
+        type=count,
+        default="2^20",
+        metavar="N",
+        help=f"how many points, written like {COUNT_FORMS}",
     )
-    p.add_argument("--range", default="-2,2", metavar="LO,HI", help="where points lie")
-    p.add_argument("--repeat", type=int, default=1, metavar="R", help="runs (best is shown)")
+    p.add_argument(
+        "--device",
+        default="auto",
+        choices=("auto", "native", "cpu"),
+        help="native: wgpu-py (Vulkan, Metal, DX12); auto: native if it works, else the CPU",
+    )
+    p.add_argument(
+        "--range",
+        default="-2,2",
+        metavar="LO,HI",
+        help="where each variable lies; a negative LO needs '=', as in --range=-3,3",
+    )
+    p.add_argument("--repeat", type=int, default=1, metavar="R", help="runs; the best is shown")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(run=run)
 

@@ -15,6 +15,10 @@ from typing import Any
 from ..cli import BadInput, expression_command
 
 HELP = "print an expression (and its gradient) as code for one backend"
+EXAMPLES = (
+    "python -m tang kernel 'x*sin(y)' --backend c --grad",
+    "python -m tang kernel 'f(x, y) = x^2 + y' --backend python --shape function",
+)
 DECLARATION = re.compile(r"\s*[A-Za-z_]\w*\s*\([\w\s,]*\)\s*=(?!=)")
 
 
@@ -22,23 +26,27 @@ def register(subparsers: Any) -> None:
     """Add the ``kernel`` subcommand."""
     from . import BACKENDS
 
-    p = expression_command(subparsers, "kernel", HELP)
+    p = expression_command(subparsers, "kernel", HELP, EXAMPLES)
     p.add_argument(
         "--backend",
         default="wgsl",
         metavar="NAME",
-        help=f"one of {', '.join(BACKENDS)} (default wgsl)",
+        help=f"one of {', '.join(BACKENDS)}",
     )
     p.add_argument("--grad", action="store_true", help="also compute the gradient")
-    p.add_argument("--vars", metavar="x,y,z", help="the inputs, in order")
+    p.add_argument(
+        "--vars",
+        metavar="x,y,z",
+        help="the inputs, in order (default: those f(…) = names, else those used, sorted)",
+    )
     p.add_argument("--dtype", choices=["f32", "f64"], help="float type (default: the backend's)")
     p.add_argument(
         "--shape",
         choices=["kernel", "function"],
         default="kernel",
-        help="an element-wise kernel (default) or a function (c, javascript, python)",
+        help="an element-wise kernel or a plain function (c, javascript, python)",
     )
-    p.add_argument("--name", default="f", help="kernel or function name (default f)")
+    p.add_argument("--name", default="f", help="kernel or function name")
     p.add_argument("--no-inline", action="store_true", help="one line per graph node")
     p.set_defaults(run=run)
 

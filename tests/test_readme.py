@@ -1,0 +1,246 @@
+"""Every command and snippet in README.md runs as written.
+
+The README's fenced blocks are read by language: each line of a ```sh block is a command,
+each ```python block a program, each ```js block code that runs in the page. ``python -m …``
+commands run here exactly as written and must exit 0; Python blocks run in a fresh
+interpreter with the repository on its path and must exit 0; the worker methods a JS block
+calls must exist and take the parameters it passes. A command of any other shape must be
+listed in ELSEWHERE with the test that covers it, so a new README command is never skipped
+silently.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import queue
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.MULTILINE | re.DOTALL)
+ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
+
+# README commands not run as written by test_python_m_command, and where each is tested.
+ELSEWHERE = {
+    # the test runner itself: .ci/run runs it, and this suite is what it runs
+    "python build.py test": "the suite itself (.ci/run)",
+    # a server that runs until stopped: started with --port 0, its URL read and fetched, then
+    # stopped (test_serve_prints_its_url_and_serves_the_page); the page in e2e/ (Chromium)
+    "python build.py serve": "test_serve_prints_its_url_and_serves_the_page",
+    # installing into this interpreter would change it: installed into a temp folder instead
+    "pip install .": "test_pip_install_gives_a_library_with_no_dependency",
+    # needs the network: its requirements are read from the built metadata instead; wgpu-py
+    # itself runs in tests/test_gpu_native.py
+    "pip install '.[native]'": "test_pip_install_gives_a_library_with_no_dependency",
+}
+
+
+def blocks(language: str) -> list[str]:
+    """The bodies of the README's fenced blocks in ``language``, in order."""
+    return [body for lang, body in FENCE.findall(README) if lang == language]
+
+
+def commands() -> list[str]:
+    """Every command line of the ```sh blocks, without its trailing comment."""
+    lines = (line for body in blocks("sh") for line in body.splitlines())
+    return [shlex.join(argv) for line in lines if (argv := shlex.split(line, comments=True))]
+
+
+def test_the_readme_opens_with_the_two_commands() -> None:
+    assert README.startswith(
+        "# tang\n\n```sh\npython build.py serve   # build the offline site and serve it"
+    )
+    assert commands()[:2] == ["python build.py serve", "python build.py test"]
+
+
+def test_every_command_is_run_here_or_listed_with_its_test() -> None:
+    found = commands()
+    assert len(found) >= 8, found
+    for command in found:
+        runnable = command.startswith("python -m ")
+        assert runnable or command in ELSEWHERE, f"no test runs the README command {command!r}"
+    assert set(ELSEWHERE) <= set(found), "ELSEWHERE lists a command the README no longer has"
+    for test in set(ELSEWHERE.values()) - {"the suite itself (.ci/run)"}:
+        assert test in globals(), test
+
+
+@pytest.mark.parametrize("command", [c for c in commands() if c.startswith("python -m ")])
+def test_python_m_command(command: str) -> None:
+    argv = [sys.executable, *shlex.split(command)[1:]]
+    proc = subprocess.run(
+        argv, cwd=ROOT, env=ENV, capture_output=True, text=True, timeout=300, check=False
+    )
+    assert proc.returncode == 0, f"{command}\n{proc.stderr}"
+    assert proc.stdout.strip(), f"{command} printed nothing"
+
+
+@pytest.mark.parametrize("snippet", blocks("python"), ids=lambda s: s.splitlines()[0][:40])
+def test_python_snippet(snippet: str, tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-c", snippet],
+        cwd=tmp_path,
+        env=ENV,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert proc.returncode == 0, f"{snippet}\n{proc.stderr}"
+
+
+# call("method") or call("method", { a: …, b: … }): the name and the parameter names
+JS_CALL = re.compile(r"""\bcall\(\s*["']([\w.]+)["']\s*(?:,\s*\{([^}]*)\})?""")
+
+
+def test_js_snippets_call_worker_methods_that_exist() -> None:
+    from demos.api import lookup
+
+    calls = [m for body in blocks("js") for m in JS_CALL.findall(body)]
+    assert calls, "the README shows how a panel calls Python"
+    for method, params in calls:
+        fn = lookup(method)  # UnknownMethod for a method nobody registers
+        names = re.findall(r"(\w+)\s*:", params)
+        inspect.signature(fn).bind_partial(**dict.fromkeys(names))  # TypeError if unknown
+
+
+def test_relative_links_reach_a_file_and_heading() -> None:
+    """Links like [docs/design.md](docs/design.md#the-worker-protocol) and images resolve."""
+    links = re.findall(r"\]\(([^)\s]+)\)", README)
+    assert any(link.startswith("docs/design.md") for link in links)
+    for link in links:
+        path, _, anchor = link.partition("#")
+        if re.match(r"\w+:", path):
+            continue  # an absolute URL
+        assert (ROOT / path).is_file(), link
+        if anchor:
+            headings = re.findall(r"^#+ (.+)$", (ROOT / path).read_text(), re.MULTILINE)
+            slugs = {re.sub(r"[^\w\- ]", "", h).strip().lower().replace(" ", "-") for h in headings}
+            assert anchor in slugs, (link, sorted(slugs))
+
+
+# ------------------------------------------------------------------------------------------
+# the commands this file cannot run as written
+
+
+def test_pip_install_gives_a_library_with_no_dependency(tmp_path: Path) -> None:
+    """``pip install .`` of a copy of the sources, into a folder, with no index to fetch
+    from: it only succeeds when nothing is required. The README's library snippet then runs
+    with that folder and the standard library only (``-S``: no site-packages)."""
+    pytest.importorskip("setuptools", reason="pip builds tang with setuptools")
+    source, target = tmp_path / "source", tmp_path / "installed"
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    for folder in ("tang", "demos"):
+        shutil.copytree(ROOT / folder, source / folder, ignore=ignore)
+    for file in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / file, source / file)
+    argv = [sys.executable, "-m", "pip", "install", "--no-index", "--no-build-isolation"]
+    proc = subprocess.run(
+        [*argv, "--quiet", "--target", str(target), str(source)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    (metadata,) = target.glob("tang-*.dist-info/METADATA")
+    requires = re.findall(r"^Requires-Dist: (.*)$", metadata.read_text(), re.MULTILINE)
+    assert all("extra ==" in r for r in requires), requires  # nothing without an extra
+    native = sorted(r.split(";")[0].strip() for r in requires if 'extra == "native"' in r)
+    assert native == ["numpy", "wgpu"]
+
+    (library,) = [s for s in blocks("python") if s.startswith("import tang")]
+    program = f"import sys\nsys.path.insert(0, {str(target)!r})\n{library}\n"
+    program += "assert tang.__file__.startswith(sys.path[0]), tang.__file__\n"
+    program += "assert 'numpy' not in sys.modules and 'wgpu' not in sys.modules\n"
+    proc = subprocess.run(
+        [sys.executable, "-S", "-c", program],
+        cwd=tmp_path,
+        env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+
+
+@pytest.mark.skipif(
+    not (shutil.which("node") and shutil.which("npm")),
+    reason="building the site needs node and npm (python build.py test installs the rest)",
+)
+def test_serve_prints_its_url_and_serves_the_page() -> None:
+    """``python build.py serve`` as written, plus ``--port 0`` (any free port, so that runs
+    never collide): it builds dist/, prints its URL, serves the page with the isolation
+    headers, and Ctrl-C stops it with status 0."""
+    proc = subprocess.Popen(
+        [sys.executable, "build.py", "serve", "--port", "0"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    lines: queue.Queue[str] = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(x) for x in proc.stdout], daemon=True).start()
+    seen: list[str] = []
+    try:
+        url = None
+        deadline = time.monotonic() + 900  # a first build fetches Pyodide and the wheels
+        while url is None and time.monotonic() < deadline and proc.poll() is None:
+            try:
+                seen.append(lines.get(timeout=1))
+            except queue.Empty:
+                continue
+            if match := re.search(r" at (http://127\.0\.0\.1:\d+/) ", seen[-1]):
+                url = match[1]
+        assert url, f"serve printed no URL:\n{''.join(seen)}"
+        with urllib.request.urlopen(url, timeout=30) as response:
+            assert response.status == 200
+            assert response.headers["Cross-Origin-Opener-Policy"] == "same-origin"
+            assert response.headers["Cross-Origin-Embedder-Policy"] == "require-corp"
+            assert b"<html" in response.read().lower()
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+        try:
+            status = proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            raise
+    assert status == 0, "".join(seen)
+
+
+# ------------------------------------------------------------------------------------------
+# the help of the README's two commands
+
+
+@pytest.mark.parametrize("command", ["build", "serve"])
+def test_build_py_help_shows_every_default(command: str) -> None:
+    proc = subprocess.run(
+        [sys.executable, "build.py", command, "--help"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert "options:\n" in proc.stdout, proc.stdout
+    options = proc.stdout.split("options:\n", 1)[1]
+    entries = re.split(r"\n(?=  -)", options.strip("\n"))  # one per option, wrapped lines joined
+    for entry in entries:
+        if not entry.lstrip().startswith("-h, --help"):
+            assert "(default: " in " ".join(entry.split()), entry
+    if command == "serve":
+        text = " ".join(proc.stdout.split())
+        assert "(default: 8000)" in text and "http://127.0.0.1:PORT/" in text
