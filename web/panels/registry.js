@@ -5,8 +5,13 @@ export default [
   "editor.js",
   "graph.js",
   "run.js",
+  "scale-scalar.js",
+  "arm.js",
+  "orbit.js",
+  "poet.js",
   "how-dual.js",
   "how-lower.js",
   "compare.js",
+  "build-examples.js",
   "about.js",
 ];

@@ -1,0 +1,83 @@
+"""The runnable examples, one source of truth: the page's "What you can build" lists them
+(worker method ``examples.list``) and ``tests/test_examples.py`` runs every one of them.
+
+Each is one command that works from the root of a fresh clone. Add an example by adding
+an entry to ``EXAMPLES``; ``module`` is what must exist for it to run.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import shlex
+from dataclasses import dataclass
+from typing import Any
+
+from demos.api import handler
+
+
+@dataclass(frozen=True)
+class Example:
+    """One runnable example: a title, what it shows, and its argv after ``python -m``."""
+
+    title: str
+    what: str
+    argv: tuple[str, ...]  # module first: ("tang", "eval", ...)
+
+    @property
+    def module(self) -> str:
+        return self.argv[0]
+
+    @property
+    def command(self) -> str:
+        """The command to paste into a shell, quoted for POSIX shells."""
+        return shlex.join(("python", "-m", *self.argv))
+
+
+EXAMPLES: tuple[Example, ...] = (
+    Example(
+        "A value and its gradient",
+        "Parse an expression (no eval) and run it on dual numbers: the value and exact slope.",
+        ("tang", "eval", "x*sin(x)", "--at", "x=2", "--grad"),
+    ),
+    Example(
+        "A million points on the GPU",
+        "f and its partial derivatives over many points: WebGPU/wgpu (Vulkan) or the CPU.",
+        ("tang", "run", "sin(x*y) + x^2", "--points", "1e6"),
+    ),
+    Example(
+        "A gradient kernel in C",
+        "One graph printed for a backend (wgsl, c, cuda, metal, opencl, glsl, javascript, python).",
+        ("tang", "kernel", "x*sin(y)", "--backend", "c", "--grad"),
+    ),
+    Example(
+        "A robot arm reaching a point",
+        "Inverse kinematics by damped least squares; each Jacobian from one dual pass.",
+        ("demos.robot_arm", "--target", "300,120", "--from", "45,90"),
+    ),
+    Example(
+        "Aiming a probe through gravity",
+        "Gradient descent on a shot's speed and heading, through 1,600 leapfrog steps.",
+        ("demos.orbit", "--speed", "0.9", "--heading", "80", "--optimize", "20"),
+    ),
+    Example(
+        "A small model that writes",
+        "tang.nn trains a character model on physics haikus in pure Python, then samples it.",
+        ("demos.quantum_poet", "--epochs", "2"),
+    ),
+)
+
+
+def available(example: Example) -> bool:
+    """True when the example's module exists in this checkout."""
+    try:
+        return importlib.util.find_spec(example.module) is not None
+    except ModuleNotFoundError:  # a missing parent package
+        return False
+
+
+@handler("examples.list")
+def list_examples() -> list[dict[str, Any]]:
+    """The examples whose module exists, as {title, what, command} for the page."""
+    return [
+        {"title": e.title, "what": e.what, "command": e.command} for e in EXAMPLES if available(e)
+    ]

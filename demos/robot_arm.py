@@ -1,0 +1,420 @@
+"""The robot arm "rose": a planar two-link arm whose hand follows a target.
+
+The forward kinematics live in ``tang.physics.arm`` (written once over any number); this
+module holds the scene, the inverse-kinematics loop and the worker handlers:
+
+    robot_arm.scene       {}               the scene below, for the page to draw
+    robot_arm.solve       {target, pose?}  one solve from the current pose toward target
+    robot_arm.pick_place  {t, pose?}       the same, toward the pick-and-place path at t s
+
+The Jacobian of each IK step comes from one dual pass through the forward kinematics (both
+joints' tangents at once); the step is damped least squares with adaptive damping, and the
+joint limits hold after every iteration. On the desktop the same code runs as::
+
+    python -m demos.robot_arm --target 300,120 [--from 45,90] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, NoReturn
+
+from demos.api import handler
+from tang.physics.arm import elbow_position, forward_kinematics, hand_and_jacobian
+
+# ---------------------------------------------------------------------------------------
+# the scene, stated once: millimetres, shoulder at the origin, y up, degrees counter-clockwise
+
+UPPER_MM = 227.0  # shoulder → elbow
+FOREARM_MM = 236.0  # elbow → hand
+SHOULDER_LIMITS_DEG = (-90.0, 150.0)
+ELBOW_LIMITS_DEG = (0.0, 150.0)  # relative to the upper arm; 0 = stretched out
+REST_POSE_DEG = (45.0, 90.0)  # where a solve starts when no pose is given
+SPOTS_MM = ((300.0, 40.0), (-120.0, 280.0))  # the two pick-and-place spots
+LIFT_MM = 140.0  # how high the block is carried above the straight line between them
+GRAB_S, CARRY_S = 0.4, 2.0  # pick-and-place timing: hold at a spot, travel to the other
+
+FAR_MM = 1e6  # targets farther than this are aimed at from this distance (same direction)
+TOLERANCE_MM = 1e-4  # a solve stops once the hand is this close
+REACH_TOLERANCE_MM = 1e-6  # a target this close to the workspace counts as reachable
+
+_S_LO, _S_HI = (math.radians(a) for a in SHOULDER_LIMITS_DEG)
+_E_LO, _E_HI = (math.radians(a) for a in ELBOW_LIMITS_DEG)
+MAX_REACH_MM = math.hypot(UPPER_MM + FOREARM_MM * math.cos(_E_LO), FOREARM_MM * math.sin(_E_LO))
+MIN_REACH_MM = math.hypot(UPPER_MM + FOREARM_MM * math.cos(_E_HI), FOREARM_MM * math.sin(_E_HI))
+
+# damped least squares: λ (mm/rad) shrinks after a step that helps, grows after one that does not
+DAMPING_START, DAMPING_MIN, DAMPING_MAX = 10.0, 1e-6, 1e7
+DAMPING_DOWN, DAMPING_UP = 0.3, 4.0
+
+
+@dataclass(frozen=True)
+class Solution:
+    """A pose (degrees), where its hand is, and how far that is from the target."""
+
+    shoulder_deg: float
+    elbow_deg: float
+    hand: tuple[float, float]
+    hand_error_mm: float
+    iterations: int
+    reachable: bool
+
+    def as_json(self) -> dict[str, Any]:
+        """The CLI's ``--json`` object (and the core of the worker's answers)."""
+        return {
+            "shoulder_deg": self.shoulder_deg,
+            "elbow_deg": self.elbow_deg,
+            "hand": list(self.hand),
+            "hand_error_mm": self.hand_error_mm,
+            "iterations": self.iterations,
+            "reachable": self.reachable,
+        }
+
+
+def _clamp(a: float, lo: float, hi: float) -> float:
+    return lo if a < lo else hi if a > hi else a
+
+
+def closed_form(x: float, y: float) -> tuple[float, float]:
+    """The analytic pose (radians) for the target, pushed into the joint limits: exact when
+    the target is reachable, a starting guess when it is not."""
+    r2 = x * x + y * y
+    c = (r2 - UPPER_MM**2 - FOREARM_MM**2) / (2.0 * UPPER_MM * FOREARM_MM)
+    e = _clamp(math.acos(_clamp(c, -1.0, 1.0)), _E_LO, _E_HI)
+    s = math.atan2(y, x) - math.atan2(FOREARM_MM * math.sin(e), UPPER_MM + FOREARM_MM * math.cos(e))
+    s = (s + math.pi) % (2.0 * math.pi) - math.pi  # into [-180°, 180°)
+    if not _S_LO <= s <= _S_HI:  # in the gap behind the shoulder: the nearer limit
+        s = _S_HI if (s - _S_HI) % (2.0 * math.pi) < (_S_LO - s) % (2.0 * math.pi) else _S_LO
+    return s, e
+
+
+def _nearest_on_arc(angle: float, lo: float, hi: float) -> float:
+    """The angle in [lo, hi] nearest to ``angle`` around the circle."""
+    a = lo + (angle - lo) % (2.0 * math.pi)
+    if a <= hi:
+        return a
+    return hi if a - hi < lo + 2.0 * math.pi - a else lo
+
+
+def nearest_pose(x: float, y: float) -> tuple[float, float]:
+    """The pose (radians) whose hand is nearest to (x, y), by geometry: the analytic pose
+    when it is within the limits, else the nearest point of the four edges of the joint box
+    (each edge moves the hand along a circle). The restart point of ``solve``."""
+    candidates = [closed_form(x, y)]
+    for s in (_S_LO, _S_HI):  # shoulder held: the forearm swings about the elbow
+        ex, ey = elbow_position(s, UPPER_MM)
+        candidates.append((s, _nearest_on_arc(math.atan2(y - ey, x - ex) - s, _E_LO, _E_HI)))
+    for e in (_E_LO, _E_HI):  # elbow held: the whole arm swings about the shoulder
+        offset = math.atan2(FOREARM_MM * math.sin(e), UPPER_MM + FOREARM_MM * math.cos(e))
+        candidates.append((_nearest_on_arc(math.atan2(y, x) - offset, _S_LO, _S_HI), e))
+
+    def miss(pose: tuple[float, float]) -> float:
+        hx, hy = forward_kinematics(pose[0], pose[1], UPPER_MM, FOREARM_MM)
+        return (hx - x) ** 2 + (hy - y) ** 2
+
+    return min(candidates, key=miss)
+
+
+def is_reachable(x: float, y: float) -> bool:
+    """True when some pose within the joint limits puts the hand on (x, y)."""
+    s, e = closed_form(x, y)
+    hx, hy = forward_kinematics(s, e, UPPER_MM, FOREARM_MM)
+    return math.hypot(hx - x, hy - y) <= REACH_TOLERANCE_MM
+
+
+def damped_least_squares(
+    x: float, y: float, s: float, e: float, max_iterations: int, tolerance_mm: float
+) -> tuple[float, float, float, int]:
+    """Move the pose (radians) toward putting the hand on (x, y): (s, e, error_mm, iterations).
+
+    Each iteration solves (JᵀJ + λ²I)·Δ = Jᵀ·err with J from one dual pass; a joint held at
+    a limit that the step would push further out is frozen; the step is clamped into the
+    limits and kept only if it brings the hand closer (then λ shrinks, else it grows)."""
+    damping = DAMPING_START
+    (hx, hy), ((a, b), (c, d)) = hand_and_jacobian(s, e, UPPER_MM, FOREARM_MM)
+    ex, ey = x - hx, y - hy
+    err2 = ex * ex + ey * ey
+    iterations = 0
+    while iterations < max_iterations and err2 > tolerance_mm * tolerance_mm:
+        iterations += 1
+        gs, ge = a * ex + c * ey, b * ex + d * ey  # Jᵀ·err: downhill in joint space
+        if (s <= _S_LO and gs < 0.0) or (s >= _S_HI and gs > 0.0):
+            a = c = gs = 0.0
+        if (e <= _E_LO and ge < 0.0) or (e >= _E_HI and ge > 0.0):
+            b = d = ge = 0.0
+        if gs == 0.0 and ge == 0.0:
+            break  # nothing downhill inside the limits: the nearest pose from here
+        lam2 = damping * damping
+        m11, m12, m22 = a * a + c * c + lam2, a * b + c * d, b * b + d * d + lam2
+        det = m11 * m22 - m12 * m12
+        ns = _clamp(s + (m22 * gs - m12 * ge) / det, _S_LO, _S_HI)
+        ne = _clamp(e + (m11 * ge - m12 * gs) / det, _E_LO, _E_HI)
+        nx, ny = forward_kinematics(ns, ne, UPPER_MM, FOREARM_MM)
+        new2 = (x - nx) ** 2 + (y - ny) ** 2
+        if new2 < err2:
+            moved = abs(ns - s) + abs(ne - e)
+            s, e = ns, ne
+            damping = max(damping * DAMPING_DOWN, DAMPING_MIN)
+            (hx, hy), ((a, b), (c, d)) = hand_and_jacobian(s, e, UPPER_MM, FOREARM_MM)
+            ex, ey = x - hx, y - hy
+            err2 = ex * ex + ey * ey
+            if moved < 1e-13:
+                break  # converged onto the edge of the workspace
+        else:
+            damping *= DAMPING_UP
+            if damping > DAMPING_MAX:
+                break  # no step helps: a local minimum at the limits
+    return s, e, math.sqrt(err2), iterations
+
+
+def solve(
+    target: tuple[float, float],
+    start_deg: tuple[float, float] = REST_POSE_DEG,
+    *,
+    max_iterations: int = 100,
+    tolerance_mm: float = TOLERANCE_MM,
+    restart: bool = True,
+) -> Solution:
+    """The pose that puts the hand on ``target`` (mm), from ``start_deg``: damped least
+    squares from the start pose, then, if that stalls short of the target, once more from
+    the geometric nearest pose (``restart``), keeping the closer. An unreachable target gives the
+    nearest reachable pose; the shoulder point itself folds the arm in."""
+    x, y = (float(v) for v in target)
+    far = math.hypot(x, y)
+    # a target beyond FAR_MM is solved for at FAR_MM along its direction (the same nearest
+    # pose, to well under a micrometre) so that squared distances never overflow
+    aim_x, aim_y = (x * (FAR_MM / far), y * (FAR_MM / far)) if far > FAR_MM else (x, y)
+    s0 = _clamp(math.radians(start_deg[0]), _S_LO, _S_HI)
+    e0 = _clamp(math.radians(start_deg[1]), _E_LO, _E_HI)
+    s, e, err, n = damped_least_squares(aim_x, aim_y, s0, e0, max_iterations, tolerance_mm)
+    if restart and err > tolerance_mm:
+        gs, ge = nearest_pose(aim_x, aim_y)
+        s2, e2, err2, n2 = damped_least_squares(aim_x, aim_y, gs, ge, max_iterations, tolerance_mm)
+        n += n2
+        if err2 < err - 1e-9 * (1.0 + err):  # strictly closer: equal candidates keep the start's
+            s, e, err = s2, e2, err2
+    hx, hy = forward_kinematics(s, e, UPPER_MM, FOREARM_MM)
+    miss = math.hypot(hx - x, hy - y)  # from the target as given
+    return Solution(math.degrees(s), math.degrees(e), (hx, hy), miss, n, is_reachable(x, y))
+
+
+# ---------------------------------------------------------------------------------------
+# pick and place: a block carried between the two spots along a smooth path
+
+
+def _smoothstep(u: float) -> float:
+    """0 → 1 with zero slope and zero curvature at both ends (quintic)."""
+    return u * u * u * (u * (6.0 * u - 15.0) + 10.0)
+
+
+def pick_place_target(t: float) -> dict[str, Any]:
+    """Where the hand should be at ``t`` seconds into the loop: it holds at a spot (grab),
+    carries the block along a lifted cubic Bézier to the other spot, holds (release), and
+    carries it back. Returns {target, carrying, phase, from_spot}."""
+    half = GRAB_S + CARRY_S + GRAB_S
+    leg = math.floor(t / half) % 2  # 0: spot 0 → spot 1, 1: back
+    (px, py), (qx, qy) = SPOTS_MM[leg], SPOTS_MM[1 - leg]
+    local = t - math.floor(t / half) * half
+    if local < GRAB_S:
+        return {"target": [px, py], "carrying": True, "phase": "grab", "from_spot": leg}
+    if local >= GRAB_S + CARRY_S:
+        return {"target": [qx, qy], "carrying": False, "phase": "release", "from_spot": leg}
+    u = _smoothstep((local - GRAB_S) / CARRY_S)
+    v = 1.0 - u  # Bézier P, P + lift, Q + lift, Q
+    bx = v**3 * px + 3 * v * v * u * px + 3 * v * u * u * qx + u**3 * qx
+    by = v**3 * py + 3 * v * v * u * (py + LIFT_MM) + 3 * v * u * u * (qy + LIFT_MM) + u**3 * qy
+    return {"target": [bx, by], "carrying": True, "phase": "carry", "from_spot": leg}
+
+
+# ---------------------------------------------------------------------------------------
+# worker handlers (one solve per animation frame: a few dual passes, well under 16 ms)
+
+MAX_STEP_DEG = 8.0  # the most a joint turns in one frame, so that a new solution never jumps
+FRAME_ITERATIONS = 40
+
+
+def _finite_pair(value: Any, name: str) -> tuple[float, float]:
+    if (
+        not isinstance(value, list | tuple)
+        or len(value) != 2
+        or not all(isinstance(v, int | float) and not isinstance(v, bool) for v in value)
+        or not all(math.isfinite(v) for v in value)
+    ):
+        raise ValueError(f"{name} must be two finite numbers, got {value!r}")
+    return float(value[0]), float(value[1])
+
+
+def _frame(target: tuple[float, float], pose: tuple[float, float], max_step_deg: float) -> dict:
+    """One frame: solve from ``pose``; a pose more than ``max_step_deg`` away is approached
+    (linearly in joint space) rather than jumped to."""
+    started = time.perf_counter()
+    reach = is_reachable(*target)
+    # An unreachable target keeps the nearest pose found from here (so a target sweeping
+    # past a point with two nearest poses never flips the arm); a reachable one may restart
+    # from the geometric nearest pose when the local solve stalls at a limit.
+    sol = solve(target, pose, max_iterations=FRAME_ITERATIONS, restart=reach)
+    ds, de = sol.shoulder_deg - pose[0], sol.elbow_deg - pose[1]
+    turn = max(abs(ds), abs(de))
+    if turn > max_step_deg:
+        k = max_step_deg / turn
+        s_deg = _clamp(pose[0] + k * ds, *SHOULDER_LIMITS_DEG)
+        e_deg = _clamp(pose[1] + k * de, *ELBOW_LIMITS_DEG)
+        hand = forward_kinematics(math.radians(s_deg), math.radians(e_deg), UPPER_MM, FOREARM_MM)
+        miss = math.dist(hand, target)
+        sol = Solution(s_deg, e_deg, hand, miss, sol.iterations, reach)
+    out = sol.as_json()
+    out["elbow"] = list(elbow_position(math.radians(sol.shoulder_deg), UPPER_MM))
+    out["target"] = list(target)
+    out["solve_ms"] = (time.perf_counter() - started) * 1e3
+    return out
+
+
+def workspace_outline(per_edge: int = 48) -> list[list[float]]:
+    """The edge of the reachable region: the hand along the four edges of the joint box."""
+    corners = ((_S_LO, _E_LO), (_S_HI, _E_LO), (_S_HI, _E_HI), (_S_LO, _E_HI))
+    points = []
+    for (s0, e0), (s1, e1) in zip(corners, corners[1:] + corners[:1]):
+        for k in range(per_edge):
+            u = k / per_edge
+            s, e = s0 + u * (s1 - s0), e0 + u * (e1 - e0)
+            points.append([round(v, 2) for v in forward_kinematics(s, e, UPPER_MM, FOREARM_MM)])
+    return points
+
+
+@handler("robot_arm.scene")
+def scene() -> dict[str, Any]:
+    """The scene as stated above, for the page to draw with the same numbers; ``rest`` is
+    the rest pose as a frame (as ``robot_arm.solve`` answers)."""
+    s, e = (math.radians(a) for a in REST_POSE_DEG)
+    rest_hand = forward_kinematics(s, e, UPPER_MM, FOREARM_MM)
+    return {
+        "upper_mm": UPPER_MM,
+        "forearm_mm": FOREARM_MM,
+        "shoulder_limits_deg": list(SHOULDER_LIMITS_DEG),
+        "elbow_limits_deg": list(ELBOW_LIMITS_DEG),
+        "rest_pose_deg": list(REST_POSE_DEG),
+        "rest": _frame(rest_hand, REST_POSE_DEG, MAX_STEP_DEG),
+        "min_reach_mm": MIN_REACH_MM,
+        "max_reach_mm": MAX_REACH_MM,
+        "spots_mm": [list(p) for p in SPOTS_MM],
+        "outline": workspace_outline(),
+        "cycle_s": 2 * (GRAB_S + CARRY_S + GRAB_S),
+        "max_step_deg": MAX_STEP_DEG,
+    }
+
+
+@handler("robot_arm.solve")
+def solve_frame(
+    target: list[float], pose: list[float] | None = None, max_step_deg: float = MAX_STEP_DEG
+) -> dict[str, Any]:
+    """One animation frame: the pose from ``pose`` (degrees, default the rest pose) toward
+    ``target`` (mm), its hand, elbow, hand error (mm), reachability and iteration count."""
+    t = _finite_pair(target, "target")
+    p = _finite_pair(pose, "pose") if pose is not None else REST_POSE_DEG
+    return _frame(t, p, float(max_step_deg))
+
+
+@handler("robot_arm.pick_place")
+def pick_place_frame(
+    t: float, pose: list[float] | None = None, max_step_deg: float = MAX_STEP_DEG
+) -> dict[str, Any]:
+    """One frame of the pick-and-place loop at ``t`` seconds: the path's target, whether
+    the block is carried, and the solve toward it (as ``robot_arm.solve``)."""
+    if isinstance(t, bool) or not isinstance(t, int | float) or not math.isfinite(t) or t < 0:
+        raise ValueError(f"t must be a finite number of seconds ≥ 0, got {t!r}")
+    p = _finite_pair(pose, "pose") if pose is not None else REST_POSE_DEG
+    path = pick_place_target(float(t))
+    out = _frame(tuple(path["target"]), p, float(max_step_deg))
+    out.update(carrying=path["carrying"], phase=path["phase"], from_spot=path["from_spot"])
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# command line
+
+
+class _Parser(argparse.ArgumentParser):
+    """Usage errors are one line on stderr and exit status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def _pair(text: str, what: str) -> tuple[float, float]:
+    parts = text.split(",")
+    if len(parts) != 2:
+        raise ValueError(f"{what} needs two numbers separated by a comma, got {text!r}")
+    out = []
+    for i, part in enumerate(parts):
+        try:
+            v = float(part)
+        except ValueError:
+            raise ValueError(f"{what}: {part.strip()!r} (item {i + 1}) is not a number") from None
+        if not math.isfinite(v):
+            raise ValueError(f"{what}: item {i + 1} must be finite, got {part.strip()!r}")
+        out.append(v)
+    return out[0], out[1]
+
+
+def _glue_values(argv: list[str]) -> list[str]:
+    """``--target -300,-40`` as ``--target=-300,-40``: argparse would read a value starting
+    with '-' as an option."""
+    out: list[str] = []
+    it = iter(argv)
+    for arg in it:
+        if arg in ("--target", "--from"):
+            value = next(it, None)
+            out.append(arg if value is None else f"{arg}={value}")
+        else:
+            out.append(arg)
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m demos.robot_arm --target X,Y [--from S,E] [--json]``; returns the exit code."""
+    parser = _Parser(
+        prog="python -m demos.robot_arm",
+        description="Inverse kinematics of a two-link arm (227 mm + 236 mm), shoulder at the "
+        "origin, y up, degrees counter-clockwise; Jacobians from tang's dual numbers.",
+    )
+    parser.add_argument("--target", required=True, metavar="X,Y", help="hand target in mm")
+    parser.add_argument(
+        "--from",
+        dest="start",
+        metavar="SHOULDER,ELBOW",
+        default=",".join(f"{a:g}" for a in REST_POSE_DEG),
+        help="starting pose in degrees (default %(default)s)",
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    args = parser.parse_args(_glue_values(sys.argv[1:] if argv is None else list(argv)))
+    try:
+        target = _pair(args.target, "--target")
+        start = _pair(args.start, "--from")
+        for name, value, (lo, hi) in (
+            ("shoulder", start[0], SHOULDER_LIMITS_DEG),
+            ("elbow", start[1], ELBOW_LIMITS_DEG),
+        ):
+            if not lo <= value <= hi:
+                raise ValueError(f"--from: the {name} angle {value:g}° is outside {lo:g}…{hi:g}°")
+    except ValueError as err:
+        parser.error(str(err))
+    sol = solve(target, start)
+    if args.json:
+        print(json.dumps(sol.as_json(), allow_nan=False))
+    else:
+        where = "reachable" if sol.reachable else "out of reach: the nearest reachable pose"
+        print(f"target ({target[0]:g}, {target[1]:g}) mm, {where}")
+        print(f"shoulder {sol.shoulder_deg:.4f}°, elbow {sol.elbow_deg:.4f}°")
+        print(f"hand ({sol.hand[0]:.4f}, {sol.hand[1]:.4f}) mm, error {sol.hand_error_mm:.3g} mm")
+        print(f"{sol.iterations} iterations of damped least squares (Jacobians from dual numbers)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,47 @@
+"""Every command of the page's "What you can build" (``demos.examples``) runs, from the
+repository root, as a real subprocess, and exits 0."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from demos import api
+from demos.examples import EXAMPLES, Example, available
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=lambda e: e.module + ":" + e.argv[1])
+def test_example_command_runs(example: Example) -> None:
+    if not available(example):
+        pytest.skip(f"{example.module} does not exist in this checkout yet")
+    argv = shlex.split(example.command)  # exactly the text the page shows
+    assert argv[:2] == ["python", "-m"]
+    run = subprocess.run(
+        [sys.executable, *argv[1:]],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=300,
+        check=False,
+    )
+    assert run.returncode == 0, f"{example.command}\n{run.stderr}"
+    assert run.stdout.strip(), f"{example.command} printed nothing"
+
+
+def test_the_worker_lists_the_available_commands() -> None:
+    envelope = json.loads(asyncio.run(api.dispatch_json("examples.list", "{}")))
+    assert envelope["ok"], envelope
+    listed = envelope["result"]
+    assert [e["command"] for e in listed] == [e.command for e in EXAMPLES if available(e)]
+    assert all(e["title"] and e["what"] for e in listed)
+    assert "python -m tang eval 'x*sin(x)' --at x=2 --grad" in [e["command"] for e in listed]
