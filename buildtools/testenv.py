@@ -1,0 +1,120 @@
+"""`python build.py test`: install what the tests need (pip extras, Debian packages), build,
+run pytest over tests/ and e2e/."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from .common import DIST, ROOT, BuildError, log, run_tool
+from .site import build
+
+APT_PACKAGES = (
+    "chromium",
+    "mesa-vulkan-drivers",
+    "libvulkan1",
+    "glslang-tools",
+    "pocl-opencl-icd",
+    "ocl-icd-libopencl1",
+)
+DEV_DISTRIBUTIONS = (
+    "pytest",
+    "hypothesis",
+    "playwright",
+    "sympy",
+    "numpy",
+    "wgpu",
+    "ruff",
+    "pyopencl",
+    "safetensors",
+)
+
+
+def _missing_distributions() -> list[str]:
+    from importlib import metadata
+
+    missing = []
+    for name in DEV_DISTRIBUTIONS:
+        try:
+            metadata.version(name)
+        except metadata.PackageNotFoundError:
+            missing.append(name)
+    return missing
+
+
+def _missing_apt_packages() -> list[str]:
+    if shutil.which("dpkg-query") is None:
+        return [] if Path("/usr/bin/chromium").exists() else ["chromium"]
+    missing = []
+    for name in APT_PACKAGES:
+        proc = subprocess.run(
+            ["dpkg-query", "-W", "-f=${Status}", name], capture_output=True, text=True
+        )
+        if "install ok installed" not in proc.stdout:
+            missing.append(name)
+    return missing
+
+
+def ensure_test_requirements() -> None:
+    missing = _missing_distributions()
+    if missing:
+        log(f"installing Python test requirements ({', '.join(missing)}): pip install -e .[dev]")
+        run_tool(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+                "-e",
+                f"{ROOT}[dev]",
+            ],
+            what="install the test requirements (pip install -e .[dev])",
+            how="install pip for this Python (python -m ensurepip, or apt-get install python3-pip)",
+        )
+    missing = _missing_apt_packages()
+    if not missing:
+        return
+    names = " ".join(missing)
+    if shutil.which("apt-get") is None or not hasattr(os, "geteuid") or os.geteuid() != 0:
+        raise BuildError(
+            f"missing system packages: {names}; install them as root with "
+            f"`apt-get install -y {names}` (Debian/Ubuntu), then run again"
+        )
+    log(f"installing system packages: {names}")
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    for argv in (
+        ["apt-get", "update", "-q"],
+        ["apt-get", "install", "-y", "-q", "--no-install-recommends", *missing],
+    ):
+        proc = subprocess.run(
+            argv, capture_output=True, text=True, env=env, stdin=subprocess.DEVNULL, timeout=1800
+        )
+        if proc.returncode != 0:
+            lines = [ln for ln in (proc.stderr + proc.stdout).splitlines() if ln.strip()]
+            raise BuildError(
+                f"`{' '.join(argv)}` failed (is the Debian mirror reachable?): "
+                f"{lines[-1] if lines else proc.returncode}"
+            )
+
+
+def test(pytest_args: list[str]) -> int:
+    started = time.perf_counter()
+    ensure_test_requirements()
+    build(DIST)
+    targets = [d for d in ("tests", "e2e") if (ROOT / d).is_dir()]
+    if any(Path(ROOT, a.split("::")[0]).exists() for a in pytest_args if not a.startswith("-")):
+        targets = []  # the caller named what to run
+    argv = [sys.executable, "-m", "pytest", *targets, *pytest_args]
+    log(" ".join(argv[2:]))
+    code = subprocess.run(argv, cwd=ROOT).returncode
+    if code == 5:
+        log("pytest collected no tests: counting that as a failure")
+        code = 1
+    log(f"{'passed' if code == 0 else 'FAILED'} in {time.perf_counter() - started:.0f} s")
+    return code

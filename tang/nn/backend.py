@@ -1,0 +1,77 @@
+"""Choosing where tensors keep their numbers: ``"python"`` (flat lists, runs everywhere,
+Pyodide included) or ``"numpy"`` (desktop, optional import). A backend is picked per tensor
+(``backend=`` arguments) with a process-wide default (:func:`set_backend`).
+
+A backend is an object with a ``name`` and the array primitives the ops in
+:mod:`tang.nn.ops` are written in — making (``from_flat``, ``adopt``, ``full``, ``copy``,
+``to_flat``), element-wise (``add sub mul div`` with broadcasting, ``scale neg exp log sqrt
+tanh sigmoid relu abs sign pow``, the slopes ``where_positive`` and ``tanh_slope``),
+reductions (``sum amax`` over dims, ``sum_to`` a broadcast source's shape, ``argmax_flat``),
+moves (``broadcast_to reshape transpose gather_flat scatter_add_flat``), products
+(``matmul`` with transpose flags, ``hot_matmul`` and its gradient for one-hot inputs) and
+the fused optimizer updates (``adam_update``, ``sgd_update``). Arrays expose ``.shape``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from .pybackend import PythonBackend
+
+Backend = Any  # PythonBackend or NumpyBackend: the same primitives, duck-typed
+
+_instances: dict[str, Backend] = {"python": PythonBackend()}
+_default: list[Backend] = [_instances["python"]]
+
+
+def available_backends() -> list[str]:
+    """Names of the backends this interpreter can run."""
+    names = ["python"]
+    try:
+        import numpy  # noqa: F401
+    except ImportError:
+        return names
+    return [*names, "numpy"]
+
+
+def get_backend(which: str | Backend | None = None) -> Backend:
+    """The backend named ``which`` (or that object itself); ``None`` is the default."""
+    if which is None:
+        return _default[0]
+    if not isinstance(which, str):
+        if not hasattr(which, "matmul") or not hasattr(which, "name"):
+            raise TypeError(f"not a backend: {which!r}")
+        return which
+    found = _instances.get(which)
+    if found is not None:
+        return found
+    if which == "numpy":
+        try:
+            from .npbackend import NumpyBackend
+        except ImportError as exc:
+            raise ValueError(
+                "backend 'numpy' needs numpy, which is not installed here "
+                "(in the browser only 'python' exists)"
+            ) from exc
+        _instances["numpy"] = NumpyBackend()
+        return _instances["numpy"]
+    raise ValueError(f"unknown backend {which!r}: choose from {available_backends()}")
+
+
+def set_backend(which: str | Backend) -> Backend:
+    """Make ``which`` the default for new tensors and modules; returns the previous one."""
+    previous = _default[0]
+    _default[0] = get_backend(which)
+    return previous
+
+
+@contextmanager
+def use_backend(which: str | Backend) -> Iterator[Backend]:
+    """``with use_backend("numpy"): ...`` — the default backend inside the block."""
+    previous = set_backend(which)
+    try:
+        yield _default[0]
+    finally:
+        _default[0] = previous

@@ -1,0 +1,245 @@
+"""numpy storage (desktop only; numpy is an optional import): the same primitives as
+:mod:`tang.nn.pybackend`, in the same order of arithmetic where the order is ours to pick,
+so both backends agree to rounding (1e-12 relative)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from .pybackend import broadcast_shape
+
+Shape = tuple[int, ...]
+
+
+class NumpyBackend:
+    """Array primitives over float64 ``numpy.ndarray``s."""
+
+    name = "numpy"
+
+    def __repr__(self) -> str:
+        return "NumpyBackend()"
+
+    # -- making and reading ------------------------------------------------------------
+    def from_flat(self, flat: Sequence[float], shape: Shape) -> np.ndarray:
+        return np.asarray(flat, dtype=np.float64).reshape(tuple(shape))
+
+    def adopt(self, obj: object) -> np.ndarray | None:
+        if isinstance(obj, np.ndarray):
+            if obj.dtype.kind not in "fiub":
+                raise TypeError(f"cannot make a float64 tensor from a {obj.dtype} array")
+            return np.array(obj, dtype=np.float64)
+        return None
+
+    def to_flat(self, a: np.ndarray) -> list[float]:
+        return a.ravel().tolist()
+
+    def full(self, shape: Shape, value: float) -> np.ndarray:
+        return np.full(tuple(shape), float(value))
+
+    def copy(self, a: np.ndarray) -> np.ndarray:
+        return a.copy()
+
+    # -- element-wise --------------------------------------------------------------------
+    def _check(self, a: np.ndarray, b: np.ndarray) -> None:
+        if a.shape != b.shape:
+            broadcast_shape(a.shape, b.shape)  # the same error text as the Python backend
+
+    def add(self, a, b):
+        self._check(a, b)
+        return a + b
+
+    def sub(self, a, b):
+        self._check(a, b)
+        return a - b
+
+    def mul(self, a, b):
+        self._check(a, b)
+        return a * b
+
+    def div(self, a, b):
+        self._check(a, b)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return a / b
+
+    def scale(self, a, s: float):
+        return a * s
+
+    def neg(self, a):
+        return -a
+
+    def exp(self, a):
+        with np.errstate(over="ignore"):
+            return np.exp(a)
+
+    def log(self, a):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.log(a)
+
+    def sqrt(self, a):
+        with np.errstate(invalid="ignore"):
+            return np.sqrt(a)
+
+    def tanh(self, a):
+        return np.tanh(a)
+
+    def sigmoid(self, a):
+        out = np.empty_like(a)
+        pos = a >= 0
+        out[pos] = 1.0 / (1.0 + np.exp(-a[pos]))
+        e = np.exp(a[~pos])
+        out[~pos] = e / (1.0 + e)
+        return out
+
+    def relu(self, a):
+        return np.where(a > 0.0, a, 0.0)
+
+    def abs(self, a):
+        return np.abs(a)
+
+    def sign(self, a):
+        return np.sign(a) + 0.0
+
+    def pow(self, a, p: float):
+        if p == 2.0:
+            return a * a
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            return np.power(a, p)
+
+    def where_positive(self, x, g):
+        return np.where(x > 0.0, g, 0.0)
+
+    def tanh_slope(self, y, g):
+        return g * (1.0 - y * y)
+
+    # -- reductions ----------------------------------------------------------------------
+    def sum(self, a, dims: tuple[int, ...], keepdim: bool):
+        return self._reduce(a, dims, keepdim, np.add)
+
+    def amax(self, a, dims: tuple[int, ...], keepdim: bool):
+        if a.size == 0:
+            raise ValueError("max of an empty tensor")
+        return self._reduce(a, dims, keepdim, np.maximum)
+
+    def _reduce(self, a, dims, keepdim, ufunc):
+        # one axis at a time, last first, each folded in index order: the order the
+        # Python backend adds in (numpy's own sum would pair elements up instead)
+        out = a
+        if len(dims) == a.ndim and a.ndim > 1:
+            out = a.reshape(-1)
+            out = _fold(out, 0, ufunc).reshape((1,) * a.ndim)
+        else:
+            for axis in sorted(dims, reverse=True):
+                out = _fold(out, axis, ufunc)
+        if not keepdim:
+            out = out.reshape(tuple(n for i, n in enumerate(a.shape) if i not in dims))
+        return out
+
+    def sum_to(self, a, shape: Shape):
+        if a.shape == tuple(shape):
+            return a
+        extra = a.ndim - len(shape)
+        dims = tuple(range(extra)) + tuple(
+            extra + i for i, n in enumerate(shape) if n == 1 and a.shape[extra + i] != 1
+        )
+        return self.sum(a, dims, keepdim=True).reshape(tuple(shape))
+
+    def argmax_flat(self, a, dim: int) -> list[int]:
+        shape = a.shape
+        if shape[dim] == 0:
+            raise ValueError("argmax of an empty axis")
+        outer = math.prod(shape[:dim])
+        n = shape[dim]
+        inner = math.prod(shape[dim + 1 :])
+        k = np.argmax(a.reshape(outer, n, inner), axis=1)  # [outer, inner]
+        base = (np.arange(outer) * (n * inner))[:, None] + np.arange(inner)[None, :]
+        return (base + k * inner).ravel().tolist()
+
+    # -- moving data ---------------------------------------------------------------------
+    def broadcast_to(self, a, shape: Shape):
+        if a.shape != tuple(shape):
+            broadcast_shape(a.shape, tuple(shape))
+        return np.ascontiguousarray(np.broadcast_to(a, tuple(shape)))
+
+    def reshape(self, a, shape: Shape):
+        return a.reshape(tuple(shape))
+
+    def gather_flat(self, a, index: list[int], shape: Shape):
+        return a.reshape(-1)[np.asarray(index, dtype=np.intp)].reshape(tuple(shape))
+
+    def scatter_add_flat(self, g, index: list[int], shape: Shape):
+        out = np.zeros(math.prod(shape))
+        np.add.at(out, np.asarray(index, dtype=np.intp), g.reshape(-1))
+        return out.reshape(tuple(shape))
+
+    def transpose(self, a, perm: tuple[int, ...]):
+        return np.ascontiguousarray(a.transpose(perm))
+
+    # -- products ------------------------------------------------------------------------
+    def matmul(self, a, b, ta: bool = False, tb: bool = False):
+        left = a.T if ta else a
+        right = b.T if tb else b
+        if left.shape[1] != right.shape[0]:
+            raise ValueError(f"matmul: inner sizes differ ({left.shape[1]} and {right.shape[0]})")
+        return left @ right
+
+    def hot_matmul(self, hot: list[list[int]], w):
+        n_out = w.shape[0]
+        if not hot:
+            return np.zeros((0, n_out))
+        cols = w.T
+        width = len(hot[0])
+        if width and all(len(ks) == width for ks in hot):
+            idx = np.asarray(hot, dtype=np.intp)
+            out = cols[idx[:, 0]] + 0.0
+            for k in range(1, width):
+                out = out + cols[idx[:, k]]
+            return out
+        out = np.zeros((len(hot), n_out))
+        for r, ks in enumerate(hot):
+            for k in ks:
+                out[r] += cols[k]
+        return out
+
+    def hot_matmul_grad(self, hot: list[list[int]], g, shape: Shape):
+        n_out, n_in = shape
+        rows = [r for r, ks in enumerate(hot) for _ in ks]
+        cols = [k for ks in hot for k in ks]
+        acc = np.zeros((n_in, n_out))
+        np.add.at(acc, np.asarray(cols, dtype=np.intp), g[np.asarray(rows, dtype=np.intp)])
+        return np.ascontiguousarray(acc.T)
+
+    # -- optimizer updates ---------------------------------------------------------------
+    def adam_update(self, p, g, m, v, lr, betas, eps, step, weight_decay):
+        b1, b2 = betas
+        c1, c2 = 1.0 - b1, 1.0 - b2
+        if weight_decay:
+            g = g + weight_decay * p
+        m = b1 * m + c1 * g
+        v = b2 * v + c2 * g * g
+        step_size = lr / (1.0 - b1**step)
+        root2 = math.sqrt(1.0 - b2**step)
+        p = p - step_size * m / (np.sqrt(v) / root2 + eps)
+        return p, m, v
+
+    def sgd_update(self, p, g, buf, lr, momentum, weight_decay):
+        if weight_decay:
+            g = g + weight_decay * p
+        if momentum:
+            buf = g.copy() if buf is None else momentum * buf + g
+            return p - lr * buf, buf
+        return p - lr * g, None
+
+
+def _fold(a: np.ndarray, axis: int, ufunc) -> np.ndarray:
+    """Reduce ``axis`` (kept as size 1) left to right: ((x0 ∘ x1) ∘ x2) ∘ …"""
+    n = a.shape[axis]
+    if n == 0:
+        shape = list(a.shape)
+        shape[axis] = 1
+        return np.zeros(shape)
+    moved = np.moveaxis(a, axis, 0)
+    acc = ufunc.accumulate(moved, axis=0)[-1] if n > 1 else moved[0] + 0.0
+    return np.expand_dims(acc, axis)

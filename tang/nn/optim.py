@@ -1,0 +1,181 @@
+"""Optimizers: ``SGD`` (with momentum) and ``Adam``, PyTorch's names and defaults. Each
+update is one fused pass per parameter in the backend (one list comprehension in pure
+Python), and the whole state round-trips through ``state_dict`` for an exact resume."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from .tensor import Parameter, Tensor, _array_from, _wrap
+
+
+class Optimizer:
+    """Holds the parameters to update and the per-parameter state."""
+
+    def __init__(self, params: Iterable[Parameter], lr: float) -> None:
+        self.params = list(params)
+        if not self.params:
+            raise ValueError("the optimizer got no parameters")
+        for i, p in enumerate(self.params):
+            if not isinstance(p, Tensor):
+                raise TypeError(f"parameter {i} is a {type(p).__name__}, not a Tensor")
+        if not lr > 0:
+            raise ValueError(f"lr must be positive, not {lr}")
+        self.lr = float(lr)
+        self.state: list[dict[str, Any]] = [{} for _ in self.params]
+
+    def zero_grad(self) -> None:
+        for p in self.params:
+            p.grad = None
+
+    def step(self) -> None:
+        raise NotImplementedError
+
+    def hyper(self) -> dict[str, Any]:
+        return {"lr": self.lr}
+
+    # -- state -------------------------------------------------------------------------------
+    def state_dict(self) -> dict[str, Any]:
+        """``{"state": {i: {name: Tensor or int}}, "param_groups": [{hyper…, "params"}]}``,
+        shaped like PyTorch's; tensors are copies."""
+        state = {}
+        for i, s in enumerate(self.state):
+            if s:
+                state[i] = {
+                    k: (
+                        _wrap(self.params[i].backend, self.params[i].backend.copy(v))
+                        if not isinstance(v, int)
+                        else v
+                    )
+                    for k, v in s.items()
+                }
+        group = {**self.hyper(), "params": list(range(len(self.params)))}
+        return {"state": state, "param_groups": [group]}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Restore :meth:`state_dict`'s output, checked in full before anything is set."""
+        try:
+            groups, state = state_dict["param_groups"], state_dict["state"]
+        except (KeyError, TypeError) as exc:
+            raise ValueError("optimizer state needs 'state' and 'param_groups'") from exc
+        if len(groups) != 1 or len(groups[0].get("params", ())) != len(self.params):
+            raise ValueError(
+                f"optimizer state is for a different parameter list ({len(self.params)} here)"
+            )
+        new_state: list[dict[str, Any]] = [{} for _ in self.params]
+        for key, entry in state.items():
+            i = int(key)
+            if not 0 <= i < len(self.params):
+                raise ValueError(f"optimizer state names parameter {i}, which does not exist")
+            p = self.params[i]
+            for name, value in entry.items():
+                if isinstance(value, int) and not isinstance(value, bool):
+                    new_state[i][name] = value
+                    continue
+                arr = _array_from(value.data if isinstance(value, Tensor) else value, p.backend)
+                if tuple(arr.shape) != p.shape:
+                    raise ValueError(
+                        f"optimizer state {name!r} of parameter {i} has shape "
+                        f"{tuple(arr.shape)}, the parameter {p.shape}"
+                    )
+                new_state[i][name] = arr
+        hyper = {k: v for k, v in groups[0].items() if k != "params"}
+        self._set_hyper(hyper)
+        self.state = new_state
+
+    def _set_hyper(self, hyper: dict[str, Any]) -> None:
+        if "lr" in hyper:
+            self.lr = float(hyper["lr"])
+
+
+class SGD(Optimizer):
+    """p ← p − lr·buf, buf ← momentum·buf + g (PyTorch's SGD without dampening)."""
+
+    def __init__(
+        self,
+        params: Iterable[Parameter],
+        lr: float = 0.01,
+        momentum: float = 0.0,
+        weight_decay: float = 0.0,
+    ) -> None:
+        super().__init__(params, lr)
+        self.momentum = float(momentum)
+        self.weight_decay = float(weight_decay)
+
+    def hyper(self) -> dict[str, Any]:
+        return {"lr": self.lr, "momentum": self.momentum, "weight_decay": self.weight_decay}
+
+    def _set_hyper(self, hyper: dict[str, Any]) -> None:
+        super()._set_hyper(hyper)
+        self.momentum = float(hyper.get("momentum", self.momentum))
+        self.weight_decay = float(hyper.get("weight_decay", self.weight_decay))
+
+    def step(self) -> None:
+        for p, s in zip(self.params, self.state):
+            if p.grad is None:
+                continue
+            B = p.backend
+            p.data, buf = B.sgd_update(
+                p.data,
+                p.grad.data,
+                s.get("momentum_buffer"),
+                self.lr,
+                self.momentum,
+                self.weight_decay,
+            )
+            if buf is not None:
+                s["momentum_buffer"] = buf
+
+
+class Adam(Optimizer):
+    """Adam (Kingma & Ba) with bias correction: β = (0.9, 0.999), ε = 1e-8 by default."""
+
+    def __init__(
+        self,
+        params: Iterable[Parameter],
+        lr: float = 0.001,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 0.0,
+    ) -> None:
+        super().__init__(params, lr)
+        self.betas = (float(betas[0]), float(betas[1]))
+        self.eps = float(eps)
+        self.weight_decay = float(weight_decay)
+
+    def hyper(self) -> dict[str, Any]:
+        return {
+            "lr": self.lr,
+            "betas": list(self.betas),
+            "eps": self.eps,
+            "weight_decay": self.weight_decay,
+        }
+
+    def _set_hyper(self, hyper: dict[str, Any]) -> None:
+        super()._set_hyper(hyper)
+        if "betas" in hyper:
+            self.betas = (float(hyper["betas"][0]), float(hyper["betas"][1]))
+        self.eps = float(hyper.get("eps", self.eps))
+        self.weight_decay = float(hyper.get("weight_decay", self.weight_decay))
+
+    def step(self) -> None:
+        for p, s in zip(self.params, self.state):
+            if p.grad is None:
+                continue
+            B = p.backend
+            if not s:
+                zero = B.full(p.shape, 0.0)
+                s.update(step=0, exp_avg=zero, exp_avg_sq=zero)
+            s["step"] += 1
+            p.data, s["exp_avg"], s["exp_avg_sq"] = B.adam_update(
+                p.data,
+                p.grad.data,
+                s["exp_avg"],
+                s["exp_avg_sq"],
+                self.lr,
+                self.betas,
+                self.eps,
+                s["step"],
+                self.weight_decay,
+            )
