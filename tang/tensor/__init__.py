@@ -1,0 +1,127 @@
+"""Tensors as comprehensions: views, one IR form for every op, and passes that derive
+fusion, gradients and the online-softmax rewrite (see docs/tensor-ir.md).
+
+    from tang import tensor
+    x = tensor.input("x", (4, 8)); w = tensor.input("w", (8, 3))
+    g = tensor.graph(y=tensor.softmax(x @ w))
+    print(g)                      # the printed IR
+    tensor.evaluate(g, {"x": ..., "w": ...})
+"""
+
+from __future__ import annotations
+
+from .comprehension import (
+    MAX,
+    MIN,
+    PROD,
+    SUM,
+    Comprehension,
+    Inline,
+    Load,
+    Monoid,
+    TensorGraph,
+    TensorIRError,
+    monoid,
+    prune,
+)
+from .evaluate import evaluate
+from .frontend import Tensor, as_tensor, comprehend, graph, input
+from .ops import (
+    add,
+    attention,
+    cross_entropy,
+    div,
+    exp,
+    log,
+    log_softmax,
+    logsumexp,
+    map_,
+    matmul,
+    max,
+    maximum,
+    mean,
+    min,
+    minimum,
+    mul,
+    neg,
+    power,
+    prod,
+    reduce,
+    relu,
+    rms_norm,
+    rope,
+    sigmoid,
+    silu,
+    softmax,
+    sqrt,
+    sub,
+    sum,
+    swiglu,
+    tanh,
+)
+from .passes import fuse, grad, online_rescale
+from .printing import format_graph
+from .view import IndexMap, NonAffineReshape, View
+
+# The issue's name for the online-softmax rewrite; the pass itself names no op.
+stabilize_softmax = online_rescale
+
+__all__ = [
+    "MAX",
+    "MIN",
+    "PROD",
+    "SUM",
+    "Comprehension",
+    "IndexMap",
+    "Inline",
+    "Load",
+    "Monoid",
+    "NonAffineReshape",
+    "Tensor",
+    "TensorGraph",
+    "TensorIRError",
+    "View",
+    "add",
+    "as_tensor",
+    "attention",
+    "comprehend",
+    "cross_entropy",
+    "div",
+    "evaluate",
+    "exp",
+    "format_graph",
+    "fuse",
+    "grad",
+    "graph",
+    "input",
+    "log",
+    "log_softmax",
+    "logsumexp",
+    "map_",
+    "matmul",
+    "max",
+    "maximum",
+    "mean",
+    "min",
+    "minimum",
+    "monoid",
+    "mul",
+    "neg",
+    "online_rescale",
+    "power",
+    "prod",
+    "prune",
+    "reduce",
+    "relu",
+    "rms_norm",
+    "rope",
+    "sigmoid",
+    "silu",
+    "softmax",
+    "sqrt",
+    "stabilize_softmax",
+    "sub",
+    "sum",
+    "swiglu",
+    "tanh",
+]

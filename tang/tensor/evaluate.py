@@ -1,0 +1,265 @@
+"""Reference evaluation of comprehension graphs: pure Python over flat lists (the page, where
+there is no numpy), and a numpy path (the desktop) that computes each comprehension over its
+whole index domain at once. Both follow the IR literally — reads through views, the body per
+index, the monoid's combine, the epilogue — so they are the oracle for every pass."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..expr.graph import PRIMITIVES, Node, topo_order
+from ..expr.ops import OPS
+from .comprehension import Comprehension, Inline, Load, TensorGraph, TensorIRError
+
+
+def evaluate(
+    graph: TensorGraph, inputs: Mapping[str, Any], *, backend: str = "auto"
+) -> dict[str, Any]:
+    """The graph's outputs for ``inputs`` (name → nested lists or arrays). ``backend``:
+    "numpy" (arrays out), "python" (nested lists out), or "auto" (numpy when present)."""
+    if backend == "auto":
+        try:
+            import numpy  # noqa: F401
+
+            backend = "numpy"
+        except ImportError:
+            backend = "python"
+    missing = [k for k in graph.inputs if k not in inputs]
+    if missing:
+        raise TensorIRError(f"no value given for the inputs {missing}")
+    if backend == "numpy":
+        return _run_numpy(graph, inputs)
+    if backend == "python":
+        return _run_python(graph, inputs)
+    raise ValueError(f"backend is 'auto', 'numpy' or 'python', not {backend!r}")
+
+
+# ---------------------------------------------------------------------------------------
+# pure Python
+
+
+def _flatten(value: Any, shape: tuple[int, ...], name: str) -> list[float]:
+    """Nested lists (or anything with ``tolist``) of ``shape`` → a flat list of floats."""
+    if hasattr(value, "tolist"):
+        value = value.tolist()
+    out: list[float] = []
+
+    def walk(v: Any, depth: int) -> None:
+        if depth == len(shape):
+            if isinstance(v, (list, tuple)):
+                raise TensorIRError(f"input {name}: nested deeper than its shape {shape}")
+            out.append(float(v))
+            return
+        if not isinstance(v, (list, tuple)) or len(v) != shape[depth]:
+            raise TensorIRError(f"input {name}: expected extent {shape[depth]} at depth {depth}")
+        for item in v:
+            walk(item, depth + 1)
+
+    walk(value, 0)
+    return out
+
+
+def _nest(flat: Sequence[float], shape: tuple[int, ...]) -> Any:
+    if not shape:
+        return flat[0]
+    step = math.prod(shape[1:])
+    return [_nest(flat[k * step : (k + 1) * step], shape[1:]) for k in range(shape[0])]
+
+
+class _Tape:
+    """Nodes compiled once to a list of steps over slots (the evaluator's inner loop)."""
+
+    def __init__(self, nodes: Sequence[Node]) -> None:
+        order = topo_order(nodes)
+        slot = {id(n): k for k, n in enumerate(order)}
+        self.size = len(order)
+        self.consts = [(slot[id(n)], n.value) for n in order if n.op == "const"]
+        self.leaves = [(slot[id(n)], n.name) for n in order if n.op == "var"]
+        self.steps = [
+            (slot[id(n)], PRIMITIVES[n.op][1], tuple(slot[id(a)] for a in n.args))
+            for n in order
+            if n.args
+        ]
+        self.outs = [slot[id(n)] for n in nodes]
+
+    def run(self, leaf: Any) -> list[float]:
+        values: list[Any] = [0.0] * self.size
+        for k, v in self.consts:
+            values[k] = v
+        for k, name in self.leaves:
+            values[k] = leaf(name)
+        for k, fn, args in self.steps:
+            values[k] = fn(*[values[a] for a in args])
+        return [values[k] for k in self.outs]
+
+
+class _PointEvaluator:
+    """One comprehension, evaluated at one output index at a time."""
+
+    def __init__(self, comp: Comprehension, buffers: Mapping[str, list[float]]) -> None:
+        self.comp, self.buffers = comp, buffers
+        self.names = comp.names
+        self.body = _Tape(comp.body)
+        self.epilogue = _Tape([comp.epilogue]) if comp.epilogue is not None else None
+        self.combine = _Tape(comp.monoid.combine) if comp.monoid is not None else None
+        self.inner = {
+            n: _PointEvaluator(r.comp, buffers)
+            for n, r in comp.reads.items()
+            if isinstance(r, Inline)
+        }
+
+    def at(self, out: Sequence[int]) -> float:
+        comp, names = self.comp, self.names
+        env: dict[str, int] = dict(zip(comp.index, out))
+
+        def leaf(name: str) -> float:
+            if name in env:
+                return float(env[name])
+            read = comp.reads[name]
+            if isinstance(read, Load):
+                v = read.view
+                position = v.offset + sum(s * env[n] for s, n in zip(v.strides, names) if s)
+                buffer = self.buffers[read.source]
+                if not 0 <= position < len(buffer):  # only under a guard that discards it
+                    position = min(max(position, 0), len(buffer) - 1)
+                return buffer[position]
+            index = [
+                c + sum(k * env[n] for k, n in zip(row, names) if k)
+                for row, c in zip(read.index.rows, read.index.consts)
+            ]
+            return self.inner[name].at(index)
+
+        if not comp.reduce:
+            return self.body.run(leaf)[0]
+        monoid = comp.monoid
+        assert monoid is not None and self.combine is not None
+        state = list(monoid.identity)
+        primes = [s + "'" for s in monoid.state]
+        reduced = [n for n, _ in comp.reduce]
+        for point in itertools.product(*(range(e) for _, e in comp.reduce)):
+            env.update(zip(reduced, point))
+            element = self.body.run(leaf)
+            scope = dict(zip(monoid.state, state)) | dict(zip(primes, element))
+            state = self.combine.run(scope.__getitem__)
+        if self.epilogue is None:
+            return state[0]
+        for n in reduced:
+            env[n] = 0
+        scope = dict(zip(monoid.state, state))
+        return self.epilogue.run(lambda name: scope[name] if name in scope else leaf(name))[0]
+
+
+def _run_python(graph: TensorGraph, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    buffers: dict[str, list[float]] = {
+        k: _flatten(inputs[k], shape, k) for k, shape in graph.inputs.items()
+    }
+    for comp in graph.comprehensions:
+        point = _PointEvaluator(comp, buffers)
+        buffers[comp.name] = [
+            point.at(out) for out in itertools.product(*(range(e) for e in comp.shape))
+        ]
+    return {o: _nest(buffers[o], graph.output_shape(o)) for o in graph.outputs}
+
+
+# ---------------------------------------------------------------------------------------
+# numpy
+
+
+def _numpy_nodes(np: Any, nodes: Sequence[Node], env: Mapping[str, Any]) -> list[Any]:
+    values: dict[int, Any] = {}
+    for n in topo_order(nodes):
+        if n.op == "const":
+            values[id(n)] = n.value
+        elif n.op == "var":
+            try:
+                values[id(n)] = env[n.name]  # type: ignore[index]
+            except KeyError:
+                raise TensorIRError(f"nothing gives the variable {n.name!r} a value") from None
+        else:
+            values[id(n)] = OPS[n.op].numpy(np, *(values[id(a)] for a in n.args))  # type: ignore[misc]
+    return [values[id(n)] for n in nodes]
+
+
+def _numpy_comprehension(
+    np: Any, comp: Comprehension, buffers: Mapping[str, Any], index: Mapping[str, Any], rank: int
+) -> Any:
+    """``comp`` at the output indices ``index`` (arrays broadcast over ``rank`` axes)."""
+    m = len(comp.reduce)
+    idx = {n: np.reshape(a, np.shape(a) + (1,) * m) for n, a in index.items()}
+    for j, (n, e) in enumerate(comp.reduce):
+        idx[n] = np.arange(e).reshape((1,) * (rank + j) + (e,) + (1,) * (m - j - 1))
+
+    def reads(at: Mapping[str, Any], depth: int) -> dict[str, Any]:
+        env: dict[str, Any] = {n: np.asarray(a, dtype=np.float64) for n, a in at.items()}
+        for name, read in comp.reads.items():
+            if isinstance(read, Load):
+                v = read.view
+                position = v.offset + sum(
+                    (s * at[n] for s, n in zip(v.strides, comp.names) if s), 0
+                )
+                buffer = buffers[read.source]
+                # a read may leave its buffer only under a guard that discards the value
+                env[name] = buffer[np.clip(position, 0, buffer.size - 1)]
+            else:
+                inner = {
+                    out: c + sum((k * at[n] for k, n in zip(row, comp.names) if k), 0)
+                    for out, row, c in zip(read.comp.index, read.index.rows, read.index.consts)
+                }
+                inner = {
+                    k: np.broadcast_to(v, (1,) * depth) if np.ndim(v) == 0 else v
+                    for k, v in inner.items()
+                }
+                env[name] = _numpy_comprehension(np, read.comp, buffers, inner, depth)
+        return env
+
+    with np.errstate(all="ignore"):
+        body = _numpy_nodes(np, comp.body, reads(idx, rank + m))
+        if not m:
+            return body[0]
+        shape = np.broadcast_shapes(*(np.shape(a) for a in idx.values()))
+        values = [np.broadcast_to(b, shape) for b in body]
+        monoid = comp.monoid
+        assert monoid is not None
+        axes = tuple(range(rank, rank + m))
+        if monoid.numpy is not None:
+            state = [getattr(np, monoid.numpy)(values[0], axis=axes)]
+        else:
+            flat = [np.reshape(v, (*shape[:rank], -1)) for v in values]
+            state = [np.full(shape[:rank], e) for e in monoid.identity]
+            primes = [s + "'" for s in monoid.state]
+            for k in range(flat[0].shape[-1]):
+                scope = dict(zip(monoid.state, state)) | {
+                    p: f[..., k] for p, f in zip(primes, flat)
+                }
+                state = [
+                    np.broadcast_to(v, shape[:rank])
+                    for v in _numpy_nodes(np, monoid.combine, scope)
+                ]
+        if comp.epilogue is None:
+            return state[0]
+        at = dict(index) | {n: 0 for n, _ in comp.reduce}
+        env = reads(at, rank) | dict(zip(monoid.state, state))
+        return _numpy_nodes(np, [comp.epilogue], env)[0]
+
+
+def _run_numpy(graph: TensorGraph, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    import numpy as np
+
+    buffers: dict[str, Any] = {}
+    for k, shape in graph.inputs.items():
+        a = np.asarray(inputs[k], dtype=np.float64)
+        if a.shape != shape:
+            raise TensorIRError(f"input {k}: shape {a.shape}, expected {shape}")
+        buffers[k] = a.ravel()
+    for comp in graph.comprehensions:
+        rank = len(comp.shape)
+        index = {
+            n: np.arange(e).reshape((1,) * k + (e,) + (1,) * (rank - k - 1))
+            for k, (n, e) in enumerate(zip(comp.index, comp.shape))
+        }
+        value = _numpy_comprehension(np, comp, buffers, index, rank)
+        buffers[comp.name] = np.array(np.broadcast_to(value, comp.shape), dtype=np.float64).ravel()
+    return {o: buffers[o].reshape(graph.output_shape(o)).copy() for o in graph.outputs}

@@ -1,0 +1,249 @@
+"""Reverse-mode gradient of a comprehension graph: every op's backward is derived, not written.
+
+For a comprehension ``C[o] = ⊕_r f(reads, o, r)`` and its adjoint ``Ĉ``, a read ``x[v(o, r)]``
+receives ``Ĉ[o] · ∂⊕/∂f · ∂f/∂read`` at every index where the view lands: the adjoint of a
+read through a view is a reduction over the *transposed* index map. The map is solved for the
+comprehension's variables where an output axis of ``x`` pins one (coefficient ±1); the rest
+are summed over, with equality and range guards where the map does not cover ``x`` exactly.
+``∂f/∂read`` comes from ``tang.expr.grad.backward`` on the body; ``∂⊕/∂f`` from the monoid.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+from ...expr.grad import backward
+from ...expr.graph import Node, const, eq, le, lt, mul, select
+from ..comprehension import (
+    SUM,
+    Comprehension,
+    Inline,
+    Load,
+    Reads,
+    TensorGraph,
+    TensorIRError,
+    affine_node,
+    contiguous_load,
+    index_names,
+    reduce_names,
+    rename,
+    substitute,
+)
+from ..view import IndexMap, row_major
+
+
+def grad(
+    graph: TensorGraph, output: str | None = None, wrt: Sequence[str] | None = None
+) -> TensorGraph:
+    """The graph extended with the vector-Jacobian product of ``output``: a new input
+    ``d_<output>`` (the cotangent, shaped like the output) and outputs ``d_<w>`` for each
+    input ``w`` in ``wrt`` (default: all inputs), after the original outputs."""
+    if output is None:
+        if len(graph.outputs) != 1:
+            raise TensorIRError(
+                f"grad: name the output to differentiate among {list(graph.outputs)}"
+            )
+        output = graph.outputs[0]
+    if output not in graph.outputs:
+        raise TensorIRError(f"grad: {output!r} is not an output of the graph")
+    wrt = list(graph.inputs) if wrt is None else list(wrt)
+    for w in wrt:
+        if w not in graph.inputs:
+            raise TensorIRError(f"grad: {w!r} is not an input of the graph")
+    used = set(graph.inputs) | {c.name for c in graph.comprehensions}
+
+    def fresh(base: str) -> str:
+        name, k = base, 1
+        while name in used:
+            name, k = f"{base}_{k}", k + 1
+        used.add(name)
+        return name
+
+    seed = fresh(f"d_{output}")
+    final = {w: fresh(f"d_{w}") for w in wrt}
+    shapes = {**graph.inputs, seed: graph.output_shape(output)}
+    shapes |= {c.name: c.shape for c in graph.comprehensions}
+    depends = set(wrt)
+    for c in graph.comprehensions:
+        if c.sources() & depends:
+            depends.add(c.name)
+    comps = list(graph.comprehensions)
+    adjoints: dict[str, list[str]] = {output: [seed]}
+    for c in reversed(graph.comprehensions):
+        parts = adjoints.pop(c.name, None)
+        if parts is None or c.name not in depends:
+            continue
+        total = _total(parts, c.shape, fresh(f"d_{c.name}"), comps, shapes)
+        for read_name, read in c.reads.items():
+            if not isinstance(read, Load) or read.source not in depends:
+                continue
+            contribution = _contribution(
+                c, total, read_name, read, shapes, fresh(f"d_{read.source}")
+            )
+            if contribution is not None:
+                comps.append(contribution)
+                shapes[contribution.name] = contribution.shape
+                adjoints.setdefault(read.source, []).append(contribution.name)
+    for w in wrt:
+        parts = adjoints.get(w, [])
+        if len(parts) == 1:  # one contribution: it is the gradient (nothing else reads it)
+            at = [c.name for c in comps].index(parts[0])
+            comps[at] = rename(comps[at], final[w], {})
+        else:
+            comps.append(_sum(final[w], parts, graph.inputs[w], shapes))
+    return TensorGraph(
+        {**graph.inputs, seed: shapes[seed]},
+        comps,
+        [*graph.outputs, *final.values()],
+        graph.output_shapes,
+    )
+
+
+def _sum(name: str, parts: Sequence[str], shape: tuple[int, ...], shapes: dict) -> Comprehension:
+    """The element-wise sum of the buffers ``parts`` (zero when there are none)."""
+    names = index_names(len(shape))
+    reads = Reads(names, shapes)
+    body: Node = const(0.0)
+    for k, p in enumerate(parts):
+        term = contiguous_load(reads, p, shape, range(len(shape)), shape)
+        body = term if k == 0 else body + term
+    return Comprehension(
+        name, shape, names, (), None, (body,), reads.reads, None, dict.fromkeys(parts, shape)
+    ).validate()
+
+
+def _total(parts: list[str], shape, name: str, comps: list, shapes: dict) -> str:
+    if len(parts) == 1:
+        return parts[0]
+    total = _sum(name, parts, shape, shapes)
+    comps.append(total)
+    shapes[name] = shape
+    return name
+
+
+def _contribution(
+    c: Comprehension, adjoint: str, read_name: str, read: Load, shapes: dict, name: str
+) -> Comprehension | None:
+    """What ``read`` of ``c`` adds to the adjoint of its source (None when nothing)."""
+    if c.epilogue is not None or any(isinstance(r, Inline) for r in c.reads.values()):
+        raise TensorIRError(
+            f"grad: {c.name} has an epilogue or inline reads; differentiate before fuse"
+        )
+    (partial,) = backward(c.body[0], [read_name])
+    if partial.op == "const" and partial.value == 0.0:
+        return None
+    reads = Reads(c.names, shapes)
+    rank = len(c.shape)
+    term = contiguous_load(reads, adjoint, c.shape, range(rank), c.extents)
+    if not (partial.op == "const" and partial.value == 1.0):
+        term = mul(term, partial)
+    if c.reduce:
+        rule = c.monoid.partial if c.monoid is not None else None
+        if rule is None:
+            raise TensorIRError(f"grad: the monoid of {c.name} ({c.monoid.name}) has no derivative")  # type: ignore[union-attr]
+        total = contiguous_load(reads, c.name, c.shape, range(rank), c.extents)
+        weight = rule(total, c.body[0])
+        if not (weight.op == "const" and weight.value == 1.0):
+            term = mul(term, weight)
+    extended = dataclasses.replace(
+        c,
+        reads={**c.reads, **reads.reads},
+        shapes={**c.shapes, adjoint: shapes[adjoint], c.name: c.shape},
+        body=(term,),
+        monoid=None,
+        reduce=c.reduce,
+    )
+    return _transpose(extended, term, read, shapes[read.source], name)
+
+
+def _transpose(
+    c: Comprehension, term: Node, read: Load, shape: tuple[int, ...], name: str
+) -> Comprehension:
+    """``term`` (over c's domain) summed into the source's index space: the read's index
+    map solved for c's variables, the unsolved ones reduced, guards where needed."""
+    extents = c.extents
+    rank = len(shape)
+    index = read.view.unravel(shape)
+    if index is None:  # no row-major index: match flat positions
+        equations = [(row_major(shape), read.view.strides, read.view.offset)]
+    else:
+        equations = [
+            (tuple(int(a == b) for b in range(rank)), index.rows[a], index.consts[a])
+            for a in range(rank)
+        ]
+    # solved variable -> (coefficients over the source's index, constant)
+    solved: dict[int, tuple[tuple[int, ...], int]] = {
+        v: ((0,) * rank, 0) for v, e in enumerate(extents) if e == 1
+    }
+    pending = list(equations)
+    progress = True
+    while progress:
+        progress = False
+        for eqn in list(pending):
+            lhs, row, c0 = eqn
+            unknown = [v for v, k in enumerate(row) if k and v not in solved]
+            if len(unknown) != 1 or row[unknown[0]] not in (1, -1):
+                continue
+            v = unknown[0]
+            k = row[v]
+            coeffs = list(lhs)
+            const_ = -c0
+            for u, ku in enumerate(row):
+                if u != v and ku:
+                    su, cu = solved[u]
+                    coeffs = [a - ku * b for a, b in zip(coeffs, su)]
+                    const_ -= ku * cu
+            solved[v] = (tuple(k * a for a in coeffs), k * const_)
+            pending.remove(eqn)
+            progress = True
+    free = [v for v in range(len(extents)) if v not in solved]
+    names = index_names(rank) + reduce_names(len(free))
+    domain = tuple(zip(names, tuple(shape) + tuple(extents[v] for v in free)))
+    width = len(domain)
+    rows, consts = [], []
+    for v in range(len(extents)):
+        if v in solved:
+            coeffs, k0 = solved[v]
+            rows.append(tuple(coeffs) + (0,) * len(free))
+            consts.append(k0)
+        else:
+            rows.append(tuple(int(u == rank + free.index(v)) for u in range(width)))
+            consts.append(0)
+    imap = IndexMap(tuple(e for _, e in domain), tuple(rows), tuple(consts))
+    (body,), reads = substitute(c, [term], domain, imap)
+    guards = []
+    for lhs, row, c0 in pending:  # equations no variable could be solved from
+        left = affine_node(tuple(lhs) + (0,) * len(free), 0, names)
+        right_row = [sum(k * imap.rows[v][u] for v, k in enumerate(row)) for u in range(width)]
+        right_const = c0 + sum(k * imap.consts[v] for v, k in enumerate(row))
+        left_row = tuple(lhs) + (0,) * len(free)
+        differs = [a - b for a, b in zip(left_row, right_row)]
+        if right_const == 0 and all(d == 0 or e == 1 for d, (_, e) in zip(differs, domain)):
+            continue  # the two sides agree everywhere (they differ only on extent-1 axes)
+        guards.append(eq(left, affine_node(right_row, right_const, names)))
+    for v, (coeffs, k0) in solved.items():  # a solved variable must stay in its range
+        lo = k0 + sum(min(0, a * (n - 1)) for a, n in zip(coeffs, shape))
+        hi = k0 + sum(max(0, a * (n - 1)) for a, n in zip(coeffs, shape))
+        value = affine_node(tuple(coeffs) + (0,) * len(free), k0, names)
+        if lo < 0:
+            guards.append(le(0.0, value))
+        if hi >= extents[v]:
+            guards.append(lt(value, float(extents[v])))
+    for g in guards:
+        body = select(g, body, 0.0)
+    reduce = domain[rank:]
+    return Comprehension(
+        name,
+        tuple(shape),
+        names[:rank],
+        reduce,
+        SUM if reduce else None,
+        (body,),
+        reads,
+        None,
+        dict(c.shapes),
+    ).validate()
+
+
+__all__ = ["grad"]

@@ -1,0 +1,230 @@
+"""Comprehension graphs lowered to C (compiled by gcc with the address and undefined-behaviour
+sanitizers, as tests/toolchains.py runs every kernel) and to Python, run, and checked against
+the reference evaluator: plain, fused, online-softmax (with an inline producer), a derived
+backward and a user-defined monoid."""
+
+from __future__ import annotations
+
+import math
+import struct
+
+import numpy as np
+import pytest
+from toolchains import _wgpu_device, available, compile_and_run, dispatch_size
+
+from tang import tensor as T
+from tang.tensor.lower import STATEMENTS, buffer_order, lower_graph, lower_wgsl
+
+
+def attention_graph(causal: bool) -> T.TensorGraph:
+    q, k, v = T.input("q", (1, 4, 5, 3)), T.input("k", (1, 2, 6, 3)), T.input("v", (1, 2, 6, 2))
+    return T.graph(o=T.attention(q, k, v, causal=causal))
+
+
+def graphs() -> dict[str, T.TensorGraph]:
+    x, w, t = T.input("x", (3, 4)), T.input("w", (4, 5)), T.input("t", (3,))
+    mean = T.monoid(
+        "mean",
+        ["mu", "n"],
+        [0.0, 0.0],
+        lambda a, b: [(a[0] * a[1] + b[0] * b[1]) / (a[1] + b[1]), a[1] + b[1]],
+    )
+    rms = T.graph(y=T.rms_norm(x, w[:, 0]))
+    return {
+        "softmax_matmul": T.graph(y=T.softmax(x @ w)),
+        "softmax_matmul_fused": T.fuse(T.graph(y=T.softmax(x @ w))),
+        "cross_entropy_fused": T.fuse(T.graph(y=T.cross_entropy(x, t))),
+        "rope_views": T.graph(y=T.rope(w.T[::-1]) * 2.0),
+        "attention_online": T.stabilize_softmax(T.fuse(attention_graph(True))),
+        "attention_naive": attention_graph(False),
+        "rms_norm_backward_fused": T.fuse(T.grad(rms)),
+        # guarded reads that would leave their buffer: the kernel clamps their positions
+        "shifted_backward": T.fuse(T.grad(T.graph(y=T.sum(x[:, 1:] * x[:, :-1] * t[:, None])))),
+        "custom_monoid": T.graph(y=T.comprehend("a", [(x, "ab")], lambda e: (e, 1.0), monoid=mean)),
+    }
+
+
+def sample(graph: T.TensorGraph, seed: int = 0) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    vals = {k: rng.normal(size=s) for k, s in graph.inputs.items()}
+    if "t" in vals:
+        vals["t"] = rng.integers(0, 4, size=graph.inputs["t"]).astype(float)
+    return vals
+
+
+def run_c(graph: T.TensorGraph, vals: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Compile the lowered graph with a main() that reads the inputs from stdin, allocates
+    every buffer and writes the outputs."""
+    source = lower_graph(graph, "c", name="run")
+    sizes = {n: max(1, math.prod(graph.shape(n))) for n in buffer_order(graph)}
+    names = {n: f"b{k}" for k, n in enumerate(buffer_order(graph))}
+    main = ["#include <stdio.h>", "int main(void) {"]
+    main += [f"    static double {names[n]}[{sizes[n]}];" for n in sizes]
+    main += [
+        f"    if (fread({names[n]}, sizeof(double), {sizes[n]}, stdin) != {sizes[n]}) return 3;"
+        for n in graph.inputs
+    ]
+    main.append(f"    run({', '.join(names.values())});")
+    main += [f"    fwrite({names[o]}, sizeof(double), {sizes[o]}, stdout);" for o in graph.outputs]
+    main += ["    return 0;", "}"]
+    stdin = b"".join(np.asarray(vals[n], dtype="<f8").tobytes() for n in graph.inputs)
+    out = compile_and_run(source + "\n" + "\n".join(main) + "\n", stdin)
+    result, at = {}, 0
+    for o in graph.outputs:
+        n = sizes[o]
+        flat = struct.unpack(f"<{n}d", out[at : at + 8 * n])
+        result[o] = np.array(flat).reshape(graph.output_shape(o))
+        at += 8 * n
+    return result
+
+
+def run_python(graph: T.TensorGraph, vals: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Execute the lowered Python (our printer's own output, never user text)."""
+    namespace: dict = {}
+    exec(compile(lower_graph(graph, "python"), "<tang.tensor.lower>", "exec"), namespace)
+    buffers = {n: vals[n].ravel().tolist() for n in graph.inputs}
+    buffers |= {c.name: [0.0] * max(1, c.size) for c in graph.comprehensions}
+    namespace["run"](*(buffers[n] for n in buffer_order(graph)))
+    return {o: np.array(buffers[o]).reshape(graph.output_shape(o)) for o in graph.outputs}
+
+
+NAMES = sorted(graphs())
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_lowered_python_matches_the_evaluator(name: str) -> None:
+    graph = graphs()[name]
+    vals = sample(graph)
+    want = T.evaluate(graph, vals)
+    got = run_python(graph, vals)
+    for o in graph.outputs:
+        np.testing.assert_allclose(got[o], want[o], rtol=1e-12, atol=1e-13, err_msg=o)
+
+
+@pytest.mark.toolchain
+@pytest.mark.parametrize("name", NAMES)
+def test_lowered_c_matches_the_evaluator_under_the_sanitizers(name: str) -> None:
+    if not available("gcc"):
+        pytest.skip("gcc is not installed on this machine")
+    graph = graphs()[name]
+    vals = sample(graph, 1)
+    want = T.evaluate(graph, vals)
+    got = run_c(graph, vals)
+    for o in graph.outputs:
+        np.testing.assert_allclose(got[o], want[o], rtol=1e-12, atol=1e-13, err_msg=o)
+
+
+def run_wgsl(graph: T.TensorGraph, vals: dict[str, np.ndarray]):
+    """Run the graph's WGSL kernels in order through wgpu-py over f32 buffers that stay on
+    the device; returns the outputs and the size (in elements) of every buffer created."""
+    import wgpu
+
+    device = _wgpu_device()
+    usage, stage = wgpu.BufferUsage, wgpu.ShaderStage.COMPUTE
+    buffers, created = {}, {}
+    for n in graph.inputs:
+        data = np.ascontiguousarray(vals[n], dtype=np.float32)
+        buffers[n] = device.create_buffer_with_data(data=data.tobytes(), usage=usage.STORAGE)
+        created[n] = data.size
+    for c in graph.comprehensions:
+        size = max(1, c.size)
+        buffers[c.name] = device.create_buffer(size=4 * size, usage=usage.STORAGE | usage.COPY_SRC)
+        created[c.name] = size
+    encoder = device.create_command_encoder()
+    for kernel in lower_wgsl(graph):
+        kinds = {"read": wgpu.BufferBindingType.read_only_storage, "read_write": "storage"}
+        entries = [
+            {"binding": b.binding, "visibility": stage, "buffer": {"type": kinds[b.access]}}
+            for b in kernel.info.bindings
+        ]
+        layout = device.create_bind_group_layout(entries=entries)
+        pipeline = device.create_compute_pipeline(
+            layout=device.create_pipeline_layout(bind_group_layouts=[layout]),
+            compute={
+                "module": device.create_shader_module(code=kernel.source),
+                "entry_point": kernel.info.entry,
+            },
+        )
+        names = [*kernel.reads, kernel.write]
+        bind = device.create_bind_group(
+            layout=layout,
+            entries=[
+                {"binding": b.binding, "resource": {"buffer": buffers[name]}}
+                for b, name in zip(kernel.info.bindings, names)
+            ],
+        )
+        compute = encoder.begin_compute_pass()
+        compute.set_pipeline(pipeline)
+        compute.set_bind_group(0, bind)
+        compute.dispatch_workgroups(*dispatch_size(kernel.size))
+        compute.end()
+    device.queue.submit([encoder.finish()])
+    out = {}
+    for o in graph.outputs:
+        flat = np.frombuffer(device.queue.read_buffer(buffers[o]), dtype=np.float32)
+        shape = graph.output_shape(o)
+        out[o] = flat[: math.prod(shape)].astype(np.float64).reshape(shape)
+    return out, created
+
+
+def close_in_f32(got: np.ndarray, want: np.ndarray) -> None:
+    """f32 against the float64 evaluator: within 1e-5 of the output's scale, 1e-4 relative."""
+    scale = max(1.0, float(np.abs(want).max()))
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5 * scale)
+
+
+@pytest.mark.toolchain
+@pytest.mark.parametrize("name", NAMES)
+def test_lowered_wgsl_matches_the_evaluator_on_wgpu(name: str) -> None:
+    if not available("wgpu"):
+        pytest.skip("wgpu-py has no adapter here (Mesa lavapipe is the one the tests use)")
+    graph = graphs()[name]
+    vals = sample(graph, 2)
+    want = T.evaluate(graph, vals)
+    got, _ = run_wgsl(graph, vals)
+    for o in graph.outputs:
+        close_in_f32(got[o], want[o])
+
+
+@pytest.mark.toolchain
+def test_derived_attention_on_wgpu_allocates_no_score_matrix() -> None:
+    """n = 64 keys, grouped-query causal attention: the derived kernel equals the naive one
+    in f32 and the runtime creates no buffer of n·n elements (the naive graph does)."""
+    if not available("wgpu"):
+        pytest.skip("wgpu-py has no adapter here (Mesa lavapipe is the one the tests use)")
+    n = 64
+    q, k, v = T.input("q", (1, 2, n, 8)), T.input("k", (1, 1, n, 8)), T.input("v", (1, 1, n, 8))
+    naive = T.graph(o=T.attention(q, k, v, causal=True))
+    derived = T.stabilize_softmax(T.fuse(naive))
+    rng = np.random.default_rng(3)
+    vals = {name: rng.normal(size=s) for name, s in naive.inputs.items()}
+    want = T.evaluate(naive, vals)["o"]
+    got_naive, naive_buffers = run_wgsl(naive, vals)
+    got, buffers = run_wgsl(derived, vals)
+    close_in_f32(got["o"], want)
+    close_in_f32(got_naive["o"], want)
+    assert max(naive_buffers.values()) >= 2 * n * n  # the score matrices, per query head
+    assert max(buffers.values()) < n * n and set(buffers) == {"q", "k", "v", "o"}
+
+
+def test_the_derived_attention_kernel_keeps_no_score_matrix() -> None:
+    """The online kernel has one buffer, the output: the scores are computed in place and
+    the reduction state is three scalars per output element."""
+    graph = graphs()["attention_online"]
+    assert buffer_order(graph) == ["q", "k", "v", "o"]
+    source = lower_graph(graph, "c")
+    assert source.count("for (long") == 5 + 1 + 1  # output axes, keys, the inline dot product
+    assert "double _0s2 = 0.0;" in source and "double _0s0 = -INFINITY;" in source
+
+
+def test_guarded_reads_are_clamped_into_their_buffer() -> None:
+    source = lower_graph(graphs()["shifted_backward"], "c")
+    assert " < 0 ? 0 : " in source  # the sanitizers above run this kernel without a fault
+
+
+def test_statement_spellings_are_a_table_per_language() -> None:
+    assert set(STATEMENTS) == {"c", "python", "wgsl"}
+    with pytest.raises(ValueError, match="lowers to C and Python"):
+        lower_graph(graphs()["softmax_matmul"], "wgsl")  # WGSL is one kernel per comprehension
+    with pytest.raises(ValueError, match="cannot name"):
+        lower_graph(graphs()["softmax_matmul"], "c", name="not a name")
