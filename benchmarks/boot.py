@@ -5,7 +5,8 @@
 cold: each run launches Chromium with a fresh profile (empty HTTP and code caches).
 warm: one profile, loaded once to fill it, then each run relaunches Chromium on it.
 Time is performance.now() when the page says ready, i.e. from navigation start. The
-baseline, dist/bare.html, boots Pyodide alone in a module worker the same way.
+baseline, benchmarks/site/bare.html (built into dist/_bench/ for this script only), boots
+Pyodide alone in a module worker the same way.
 Targets (2-core machine): cold ≤ 4 s, warm ≤ 2 s.
 """
 
@@ -36,7 +37,11 @@ ARGS = [
 ]
 PAGES = {
     "tang page": ("index.html", "window.tang && window.tang.readyAt", "window.tang.readyAt"),
-    "Pyodide alone": ("bare.html", "window.bareReadyAt", "window.bareReadyAt"),
+    "Pyodide alone": (
+        "_bench/bare.html",
+        "window.tang && window.tang.readyAt",
+        "window.tang.readyAt",
+    ),
 }
 
 
@@ -66,7 +71,7 @@ def main() -> int:
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
-    build.build(build.DIST, quiet=True)
+    build.build(build.DIST, quiet=True, with_benchmarks=True)
     server = build.make_server(build.DIST, 0)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     base = f"http://127.0.0.1:{server.server_address[1]}/"

@@ -21,7 +21,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import tang.gpu as gpu
-from tang.gpu.batch import evaluate, expression_plan, sample_points
+from tang.compile import expression_plan
+from tang.gpu.batch import evaluate, sample_points
 
 EXPRESSIONS = [
     "sin(x*y) + exp(x)/10 + sqrt(x^2 + y^2)",

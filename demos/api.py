@@ -17,14 +17,19 @@ Registration is per module and lazy. A method ``"prefix.name"`` lives in the mod
 by ``PROVIDERS[prefix]``, or else in ``demos.<prefix>``; that module is imported the first
 time one of its methods is called, and registers its handlers at import time::
 
-    # demos/orbit.py
-    from demos.api import handler
+    # demos/mydemo.py (a new demo is this file and web/panels/mydemo.js, nothing else)
+    from demos.api import handler, warm_up_hook
+    from demos.common import session_state
 
-    @handler("orbit.step")
-    def step(state: dict, dt: float = 0.01) -> dict:
+    @handler("mydemo.step")
+    def step(dt: float = 0.01) -> dict:
+        state = session_state("mydemo")  # kept in the worker between calls
         ...
 
-Methods without a dot (``version``, ``ping``, ``methods``) live here.
+    @warm_up_hook  # optional: run slices of it while the worker is idle after boot
+    def warm_up(step: int) -> bool: ...
+
+Methods without a dot (``version``, ``ping``, ``backends``, ``methods``) live here.
 
 Packages beyond tang (sympy) ship with the site but are not installed at boot; a handler
 that needs one awaits ``require("sympy")`` first (micropip, from the site, once).
@@ -202,22 +207,74 @@ def _request_running_in(frame: FrameType | None) -> int | None:
 _CALL_CODE, _DISPATCH_CODE = call.__code__, dispatch_json.__code__
 
 
-# The worker calls this while idle after boot, step 0, 1, … until it returns False, one
-# short slice at a time (see WARM_UP in demos/playground.py for why).
-WARM_UP_METHOD = "playground.warm_up"
+# Hooks. Demos register work for the worker's idle moments; this module names no demo.
+#   @warm_up_hook  fn(step) -> bool: one short slice of warm-up after boot, step 0, 1, …
+#                  until it returns False (why: web/worker.js, "Warm-up")
+#   @idle_hook     fn(): after each request, when no other waits (free what it left behind)
+_WARM_UPS: list[Callable[[int], bool]] = []
+_IDLE_HOOKS: list[Callable[[], Any]] = []
+_warming: dict[str, int] = {"hook": 0, "step": 0}
+
+# Modules of this package that are not demos (never imported to find hooks).
+NOT_DEMOS = frozenset({"api", "common", "__main__"})
+
+
+def warm_up_hook(fn: Callable[[int], bool]) -> Callable[[int], bool]:
+    """Register ``fn(step) -> bool`` as a slice of the worker's warm-up; returns ``fn``."""
+    if fn not in _WARM_UPS:
+        _WARM_UPS.append(fn)
+    return fn
+
+
+def idle_hook(fn: Callable[[], Any]) -> Callable[[], Any]:
+    """Register ``fn()`` to run when the worker is idle after a request; returns ``fn``."""
+    if fn not in _IDLE_HOOKS:
+        _IDLE_HOOKS.append(fn)
+    return fn
+
+
+def demo_modules() -> list[str]:
+    """Every demo module of this package (``demos.<name>``), found on disk, sorted."""
+    import pkgutil
+
+    package = sys.modules[__package__ or "demos"]
+    return sorted(
+        f"{package.__name__}.{info.name}"
+        for info in pkgutil.iter_modules(package.__path__)
+        if not info.name.startswith("_") and info.name not in NOT_DEMOS
+    )
 
 
 def warm_up(step: int) -> bool:
-    """One slice of the worker's warm-up; False when there is nothing more to do."""
-    return bool(lookup(WARM_UP_METHOD)(step=step))
+    """One slice of the worker's warm-up; False when there is nothing more to do. Step 0
+    imports every demo (so each registers its hooks), then the hooks run in turn, each
+    from its own step 0 until it returns False. A demo that fails to import is reported on
+    stderr and skipped: the others still warm up."""
+    if step == 0:
+        _warming.update(hook=0, step=0)
+        for module in demo_modules():
+            try:
+                importlib.import_module(module)
+            except Exception as exc:
+                print(f"warm-up: cannot import {module}: {exc!r}", file=sys.stderr)
+    if _warming["hook"] >= len(_WARM_UPS):
+        return False
+    hook, own_step = _WARM_UPS[_warming["hook"]], _warming["step"]
+    _warming["step"] += 1
+    if not hook(own_step):  # that hook is done: the next one starts in the next slice
+        _warming.update(hook=_warming["hook"] + 1, step=0)
+    return _warming["hook"] < len(_WARM_UPS)
 
 
 def idle() -> int:
-    """The worker calls this after each request, when no other waits: it frees the graph
-    nodes the request left behind (``tang.expr.graph.collect_when_idle``), so that no
-    request pays for a large collection."""
+    """The worker calls this after each request, when no other waits: the demos' idle hooks,
+    then the collection of the graph nodes the request left behind
+    (``tang.expr.graph.collect_when_idle``), so that no request pays for a large one.
+    Returns the nodes freed."""
     from tang.expr.graph import collect_when_idle
 
+    for hook in list(_IDLE_HOOKS):
+        hook()
     return collect_when_idle()
 
 
@@ -283,6 +340,25 @@ def memory() -> dict[str, float]:
         "freed": stats["freed"],
         "collect_ms": round(stats["seconds"] * 1e3, 3),
     }
+
+
+@handler("backends")
+def backends() -> list[dict[str, Any]]:
+    """The backends tang prints, in ``tang.lower.BACKENDS`` order: the page's one catalogue
+    (its tabs, file names and highlighting come from here, not from lists of its own).
+    ``precision`` lists the float types, the default first."""
+    from tang.lower import BACKENDS
+
+    return [
+        {
+            "name": p.name,
+            "label": p.label,
+            "extension": p.extension,
+            "language": p.language,
+            "precision": list(p.dtypes),
+        }
+        for p in BACKENDS.values()
+    ]
 
 
 @handler("methods")

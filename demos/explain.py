@@ -19,58 +19,26 @@ from functools import lru_cache
 from typing import Any
 
 import tang.gpu as gpu
+from demos import _gpu_check as gpu_check
 from demos.api import handler
-from demos.gpu import _device_choice
+from demos.common import device_choice, finite_param, json_number
+from tang.compile import compile_function, function_graph
 from tang.dual import Dual
-from tang.expr.graph import Graph, Node, topo_order, variables
-from tang.expr.parse import DEFAULT_VARIABLES, parse_graph
+from tang.expr import ops
+from tang.expr.graph import Graph, Node, topo_order
 from tang.expr.text import literal
 from tang.expr.trace import REPLAY
-from tang.gpu.batch import Plan, evaluate, evaluate_async, plan, with_gradient
-from tang.ieee import json_number
+from tang.gpu.batch import Plan, evaluate, evaluate_async
 
 MAX_STEPS = 80  # rows a figure may show: beyond that a table stops explaining anything
 MAX_GRID = 1 << 22  # points along one axis for "Run it"
 MAX_CHUNK = 1 << 18  # points computed in one call (the page calls again for the next chunk)
 MAX_BINS = 4096
-MATCH_TOLERANCE = 1e-3  # the GPU "matches" the CPU within this (f32 and SwiftShader's sin)
 
-# How each primitive reads in a figure, over the names of its operands (one table).
-SPELLING: dict[str, str] = {
-    "add": "{0} + {1}",
-    "mul": "{0} · {1}",
-    "neg": "−{0}",
-    "recip": "1 / {0}",
-    "sqrt": "√{0}",
-    "sin": "sin {0}",
-    "exp2": "2^{0}",
-    "log2": "log₂ {0}",
-    "tanh": "tanh {0}",
-    "atan2": "atan2({0}, {1})",
-    "lt": "{0} < {1}",
-    "le": "{0} ≤ {1}",
-    "eq": "{0} = {1}",
-    "select": "{0} ? {1} : {2}",
-}
-# The rule each primitive applies to the ε part (a, b: operands; da, db: their ε parts).
-EPSILON_RULE: dict[str, str] = {
-    "var": "seed: dx = 1",
-    "const": "a constant: ε = 0",
-    "add": "da + db",
-    "mul": "da·b + a·db",
-    "neg": "−da",
-    "recip": "−da / a²",
-    "sqrt": "da / (2√a)",
-    "sin": "da · cos a",
-    "exp2": "da · 2^a · ln 2",
-    "log2": "da / (a · ln 2)",
-    "tanh": "da · (1 − tanh² a)",
-    "atan2": "(da·b − a·db) / (a² + b²)",
-    "lt": "a comparison: no ε",
-    "le": "a comparison: no ε",
-    "eq": "a comparison: no ε",
-    "select": "the ε of the branch taken",
-}
+# How each primitive reads in a figure, over the names of its operands, and the rule it
+# applies to the ε part (a, b: operands; da, db: their ε parts): the op registry's.
+SPELLING: dict[str, str] = ops.SPELLING
+EPSILON_RULE: dict[str, str] = ops.EPSILON_RULE
 
 
 def _graph(expr: str, must_have: str | None = None) -> Graph:
@@ -78,11 +46,7 @@ def _graph(expr: str, must_have: str | None = None) -> Graph:
     ``must_have``, so that a constant still has an axis)."""
     if not isinstance(expr, str):
         raise TypeError(f"expr must be a string, got {type(expr).__name__}")
-    graph = parse_graph(expr)
-    if graph.inputs == DEFAULT_VARIABLES:
-        used = set(variables(graph.outputs))
-        graph = Graph([v for v in graph.inputs if v in used or v == must_have], graph.outputs)
-    return graph
+    return function_graph(expr, must_have=must_have)
 
 
 def _names(order: list[Node]) -> dict[Node, str]:
@@ -116,9 +80,7 @@ def _formula(node: Node, names: dict[Node, str]) -> str:
 @handler("explain.dual_trace")
 def dual_trace(x: float = 1.0, expr: str = "x*sin(x)") -> dict[str, Any]:
     """f(x + ε) one operation at a time: each node of ``expr`` (one variable) on tang.Dual."""
-    if isinstance(x, bool) or not isinstance(x, int | float) or not math.isfinite(x):
-        raise ValueError(f"x must be a finite number, got {x!r}")
-    x = float(x)
+    x = finite_param(x, "x")
     graph = _graph(expr)
     if len(graph.inputs) != 1:
         raise ValueError(f"the dual-number figure takes one variable, got {len(graph.inputs)}")
@@ -163,9 +125,10 @@ def dual_trace(x: float = 1.0, expr: str = "x*sin(x)") -> dict[str, Any]:
 def lower_lines(expr: str = "x*sin(x)", grad: bool = True) -> dict[str, Any]:
     """``expr`` (and its gradient) as one small graph, and its kernel in every backend with
     each line's node serials, one node per line (nothing inlined) so lines align by node."""
-    from tang.lower import BACKENDS, lower
+    from tang.lower import BACKENDS
 
-    p = _plan(expr, None, bool(grad))
+    compiled = compile_function(_graph(expr), grad=bool(grad), inline=False)
+    p = compiled.plan
     order, names = _rows(p.outputs)
     nodes = [
         {"serial": n.serial, "name": names[n], "formula": _formula(n, names), "op": n.op}
@@ -173,7 +136,7 @@ def lower_lines(expr: str = "x*sin(x)", grad: bool = True) -> dict[str, Any]:
     ]
     backends = []
     for backend in BACKENDS:
-        low = lower(list(p.outputs), list(p.inputs), backend, inline=False, output_names=p.names)
+        low = compiled.kernel(backend)
         backends.append(
             {
                 "name": backend,
@@ -188,16 +151,15 @@ def lower_lines(expr: str = "x*sin(x)", grad: bool = True) -> dict[str, Any]:
 @lru_cache(maxsize=32)
 def _plan(expr: str, axis: str | None, grad: bool) -> Plan:
     """The value and (with ``grad``) its derivatives; with ``axis``: only ∂/∂axis."""
-    graph = _graph(expr, axis)
-    if not grad:
-        return plan(graph, names=["value"])
-    full = with_gradient(graph)
-    if axis is None:
+    full = compile_function(_graph(expr, axis), grad=grad).plan
+    if not grad or axis is None:
         return full
     if axis not in full.inputs:
         raise ValueError(f"no input named {axis!r} (inputs: {', '.join(full.inputs)})")
     k = full.inputs.index(axis)
-    return Plan(full.inputs, (full.outputs[0], full.outputs[1 + k]), ("value", f"d/d{axis}"))
+    return Plan(
+        full.inputs, (full.outputs[0], full.outputs[1 + k]), (full.names[0], full.names[1 + k])
+    )
 
 
 def _bins(col: array, start: int, n: int, bins: int) -> tuple[int, list, list]:
@@ -221,32 +183,23 @@ def _bins(col: array, start: int, n: int, bins: int) -> tuple[int, list, list]:
     return first, lo, hi
 
 
-def _compare(got: list[array], want: list[array]) -> dict[str, Any]:
-    """Largest differences of the device's outputs from the CPU's: absolute, relative (to
-    |cpu|) and mixed (to max(1, |cpu|)); points where only one side is finite are counted."""
-    max_abs = max_rel = max_mixed = 0.0
-    mismatched = 0
-    for g_col, c_col in zip(got, want, strict=True):
-        for g, c in zip(g_col, c_col, strict=True):
-            if math.isfinite(g) and math.isfinite(c):
-                d = abs(g - c)
-                if d > max_abs:
-                    max_abs = d
-                a = abs(c)
-                if a > 0.0 and d / a > max_rel:
-                    max_rel = d / a
-                if d / (a if a > 1.0 else 1.0) > max_mixed:
-                    max_mixed = d / (a if a > 1.0 else 1.0)
-            elif not (g == c or (g != g and c != c)):  # nan vs nan and inf vs inf agree
-                mismatched += 1
-    return {
-        "max_abs": max_abs,
-        "max_rel": max_rel,
-        "max_err": max_mixed,
-        "nonfinite_mismatch": mismatched,
-        "matches": mismatched == 0 and max_mixed <= MATCH_TOLERANCE,
-        "tolerance": MATCH_TOLERANCE,
-    }
+def _slope(p: Plan, axis: str, pts: dict[str, array]):
+    """slope(k, x): ∂(output k)/∂axis at x, the other inputs as in ``pts``, by tang.Dual."""
+    held = {name: col[0] for name, col in pts.items() if name != axis}
+
+    def slope(k: int, x: float) -> float:
+        duals: dict[Node, Any] = {}
+        for node in topo_order([p.outputs[k]]):
+            if node.op == "const":
+                duals[node] = node.value
+            elif node.op == "var":
+                duals[node] = Dual(x, 1.0) if node.name == axis else held.get(node.name, 1.0)
+            else:
+                duals[node] = REPLAY[node.op](*(duals[a] for a in node.args))
+        d = duals[p.outputs[k]]
+        return float(d.tangent) if isinstance(d, Dual) else 0.0
+
+    return slope
 
 
 def grid_points(
@@ -304,7 +257,7 @@ async def run_slice(
         isinstance(v, int | float) and math.isfinite(v) for v in fixed.values()
     ):
         raise ValueError("fixed must map input names to finite numbers")
-    choice = _device_choice(device)
+    choice = device_choice(device)
 
     if axis is None:
         axis = next(iter(_graph(expr).inputs), "x")
@@ -330,7 +283,11 @@ async def run_slice(
     if check and batch.device != "cpu":
         cpu_batch = evaluate(p, pts, device="cpu")
         result["seconds"]["cpu"] = sum(cpu_batch.seconds.values())
-        result["check"] = _compare(batch.columns, cpu_batch.columns)
+        used = {n.op for n in topo_order(list(p.outputs))}
+        adapter = gpu_check.adapter_math(dev.name, used)
+        result["check"] = gpu_check.check(
+            pts[axis], batch.columns, cpu_batch.columns, p.names, adapter, _slope(p, axis, pts)
+        )
     first, f_lo, f_hi = _bins(batch.columns[0], start, n, bins)
     _, d_lo, d_hi = _bins(batch.columns[1], start, n, bins)
     result["plot"] = {"bins": bins, "first": first, "f": [f_lo, f_hi], "d": [d_lo, d_hi]}

@@ -15,25 +15,17 @@ from typing import Any
 
 import tang.gpu as gpu
 from demos.api import handler
-from tang.gpu.batch import evaluate_async, expression_plan, sample_points
-from tang.ieee import json_number
+from demos.common import device_choice, json_number
+from tang.compile import expression_plan
+from tang.gpu.batch import evaluate_async, sample_points
 
 MAX_POINTS = 1 << 24  # what a page may ask for (16.7M points; the GPU holds more)
-CHOICES = ("auto", "gpu", "cpu")  # gpu: WebGPU in the page, wgpu-py on the desktop
-
-
-def _device_choice(device: str) -> str | None:
-    if device not in CHOICES:
-        raise ValueError(f"device must be one of {', '.join(CHOICES)}, got {device!r}")
-    if device == "gpu":
-        return "browser" if gpu.in_browser() else "native"
-    return None if device == "auto" else device
 
 
 @handler("gpu.info")
 async def info(device: str = "auto") -> dict[str, Any]:
     """The device tang would use, its limits, and each backend skipped with the reason."""
-    dev = await gpu.device_async(_device_choice(device))
+    dev = await gpu.device_async(device_choice(device))
     return dev.describe()
 
 
@@ -54,7 +46,7 @@ async def evaluate(
         raise ValueError(f"points must be an integer from 1 to {MAX_POINTS:,}, got {points!r}")
     p = expression_plan(expr, grad)
     pts = sample_points(p.inputs, points, float(lo), float(hi))
-    choice = _device_choice(device)
+    choice = device_choice(device)
     dev = await gpu.device_async(choice, fallback=fallback or choice is None)
     batch = await evaluate_async(p, pts, device=dev, fallback=fallback, n=points)
     k = max(0, min(int(sample), points, 1000))

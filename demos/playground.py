@@ -22,54 +22,31 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from demos.api import handler
-from tang.expr.grad import gradient
+from demos._graph_summary import summarize
+from demos.api import handler, warm_up_hook
+from tang.compile import compile_function, function_graph
+from tang.expr import ops
 from tang.expr.graph import Graph, Node, topo_order
-from tang.expr.parse import DEFAULT_VARIABLES, ParseError, parse_definition
-from tang.expr.simplify import simplify
-from tang.lower import BACKENDS, schedule
+from tang.expr.parse import ParseError
+from tang.lower import BACKENDS
 
-MAX_GRAPH_NODES = 160  # more than this and the SVG is a hairball: the page says so instead
+MAX_GRAPH_NODES = 160  # boxes drawn at most: past it, the outputs and the nodes nearest them
 
 # op → the label drawn in its graph node (constants and variables draw their value/name)
-LABELS: dict[str, str] = {
-    "add": "+",
-    "mul": "×",
-    "neg": "−",
-    "recip": "1/x",
-    "sqrt": "√",
-    "sin": "sin",
-    "exp2": "exp2",
-    "log2": "log2",
-    "tanh": "tanh",
-    "atan2": "atan2",
-    "lt": "<",
-    "le": "≤",
-    "eq": "=",
-    "select": "?:",
-}
+LABELS: dict[str, str] = ops.LABELS
 
 
 def parse_function(text: str) -> Graph:
     """The function ``text`` defines. Inputs: the ``f(a, b) = …`` declaration, else the
-    x, y, z it uses."""
-    node, declared = parse_definition(text)
-    if declared is not None:
-        return Graph(declared, [node])
-    order = topo_order([node])  # walked once: the graph keeps it for grad
-    used = {n.name for n in order if n.op == "var"}
-    return Graph([v for v in DEFAULT_VARIABLES if v in used], [node], nodes=order)
+    x, y, z it uses (the compile pipeline's reading, ``tang.compile.function_graph``)."""
+    return function_graph(text)
 
 
 def build(text: str | Graph, grad: bool = True) -> tuple[Graph, list[str]]:
     """The graph to print for ``text`` (value, then each partial when ``grad``) and the
-    output labels."""
-    graph = parse_function(text) if isinstance(text, str) else text
-    labels = ["f"]
-    if grad:
-        graph = simplify(gradient(graph), assume_finite=False)  # exact rules: same bits
-        labels += [f"df/d{v}" for v in graph.inputs]
-    return graph, labels
+    output labels, as the compile pipeline makes them."""
+    compiled = compile_function(text, grad=grad)
+    return compiled.graph, list(compiled.names)
 
 
 def layout(
@@ -77,18 +54,25 @@ def layout(
 ) -> dict[str, Any]:
     """A layered drawing of the DAG: leaves in layer 0, each node one layer below its
     deepest operand; order within a layer by the barycentre of the operands (two sweeps).
-    ``order``: the nodes, children first, when the caller has them (topo_order's)."""
+    ``order``: the nodes, children first, when the caller has them (topo_order's). Past
+    MAX_GRAPH_NODES it draws the outputs and the nodes nearest them, and one "⋯ N" box
+    (op "more") for each operand left out, standing for the N hidden nodes under it."""
     order = topo_order(outputs) if order is None else order
-    if len(order) > MAX_GRAPH_NODES:
-        return {"nodes": [], "edges": [], "total": len(order), "limit": MAX_GRAPH_NODES}
+    total = len(order)
+    stubs: dict[Node, int] = {}  # a large graph: hidden operands drawn as "⋯ N" boxes
+    if total > MAX_GRAPH_NODES:
+        part = summarize(outputs, order, MAX_GRAPH_NODES)
+        stubs = part.stubs
+        order = [*stubs, *part.shown]  # the boxes are leaves: children first still holds
+    args = {n: () if n in stubs else n.args for n in order}
     users: dict[Node, list[Node]] = {n: [] for n in order}
     for n in order:
-        for a in n.args:
+        for a in args[n]:
             users[a].append(n)
     layer: dict[Node, int] = {}
     for n in order:  # children first: one pass gives the longest path from a leaf
         depth = 0
-        for a in n.args:
+        for a in args[n]:
             if layer[a] >= depth:
                 depth = layer[a] + 1
         layer[n] = depth
@@ -102,8 +86,7 @@ def layout(
     for row in rows:
         for k, n in enumerate(row):
             pos[n] = float(k)
-    operands = {n: n.args for n in order}
-    for neighbours, sweep in ((operands, rows[1:]), (users, rows[-2::-1])):
+    for neighbours, sweep in ((args, rows[1:]), (users, rows[-2::-1])):
         for row in sweep:
             key = {}
             for n in row:
@@ -125,18 +108,28 @@ def layout(
     for depth, row in enumerate(rows):
         shift = (width - len(row)) / 2
         for k, n in enumerate(row):
-            nodes.append(
-                {
-                    "id": n.serial,
-                    "op": n.op,
-                    "label": _label(n),
-                    "x": k + shift,
-                    "y": depth,
-                    "outputs": names.get(n, []),
-                }
-            )
-    edges = [[a.serial, n.serial] for n in order for a in n.args]
-    return {"nodes": nodes, "edges": edges, "total": len(order), "limit": MAX_GRAPH_NODES}
+            node = {
+                "id": n.serial,
+                "op": "more" if n in stubs else n.op,
+                "label": f"⋯ {stubs[n]}" if n in stubs else _label(n),
+                "x": k + shift,
+                "y": depth,
+                "outputs": names.get(n, []),
+            }
+            if n in stubs:
+                node["hidden"] = stubs[n]  # the hidden nodes this box stands for
+                node["below"] = _label(n)  # the operation at its top
+            nodes.append(node)
+    edges = [[a.serial, n.serial] for n in order for a in args[n]]
+    shown = len(order) - len(stubs)
+    return {
+        "nodes": nodes,
+        "edges": edges,
+        "total": total,
+        "shown": shown,
+        "hidden": total - shown,
+        "limit": MAX_GRAPH_NODES,
+    }
 
 
 def _ms(since: float) -> float:
@@ -188,12 +181,12 @@ def compile_expression(expr: str, grad: bool = True) -> dict[str, Any]:
 def _compile(function: Graph, grad: bool, t0: float) -> tuple[dict[str, Any], dict[str, float]]:
     """The answer for a parsed ``function`` and its timing in ms since ``t0`` (the start of
     the request), by phase."""
-    graph, labels = build(function, grad)
+    compiled = compile_function(function, grad=grad)  # grad, simplify, one schedule
+    graph, labels, prog = compiled.graph, list(compiled.names), compiled.program
     t1 = time.perf_counter()
-    prog = schedule(graph, output_names=labels)  # one schedule, 8 prints
     kernels = {}
-    for name, printer in BACKENDS.items():
-        low = printer.render(prog)
+    for name in BACKENDS:  # 8 prints of the one program
+        low = compiled.kernel(name)
         kernels[name] = {"source": low.source, "lines": low.line_serials()}
     t2 = time.perf_counter()
     drawing = layout(graph.outputs, labels, prog.nodes or None)
@@ -221,7 +214,7 @@ WARM_UP: tuple[str, ...] = (
 WARM_UP_STEPS = 64
 
 
-@handler("playground.warm_up")
+@warm_up_hook
 def warm_up(step: int) -> bool:
     """Compile warm-up function number ``step`` (the answer is dropped; the editor's last
     answer stays); False once the warm-up is done."""

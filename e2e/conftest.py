@@ -79,6 +79,16 @@ BOOT_TIMEOUT_MS = 60_000
 LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1", "[::1]"}
 
 
+E2E = Path(__file__).resolve().parent
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Everything under e2e/ is marked ``e2e`` (``pytest -m "not e2e"`` leaves the browser out)."""
+    for item in items:
+        if item.path.is_relative_to(E2E):
+            item.add_marker(pytest.mark.e2e)
+
+
 @dataclass
 class Site:
     url: str
@@ -253,7 +263,7 @@ class PyRunner:
 
     def run(self, code: str, timeout_ms: int = 120_000):
         """Run `code` with runPythonAsync; returns the last expression converted to JSON."""
-        result = self.page.evaluate("([c, t]) => window.tangTest.run(c, t)", [code, timeout_ms])
+        result = self.page.evaluate("([c, t]) => window.tang.harness.run(c, t)", [code, timeout_ms])
         if not result["ok"]:
             raise RuntimeError(result["error"])
         return result["value"]
@@ -265,11 +275,13 @@ def py_runner(launch, site) -> PyRunner:
     page = context.pages[0] if context.pages else context.new_page()
     page.goto(site.url + "_test/index.html")
     page.wait_for_function(
-        "window.tangTest && window.tangTest.state !== 'booting'", timeout=BOOT_TIMEOUT_MS
+        "window.tang?.harness && window.tang.harness.state !== 'booting'", timeout=BOOT_TIMEOUT_MS
     )
-    state = page.evaluate("window.tangTest.state")
+    state = page.evaluate("window.tang.harness.state")
     if state != "ready":
-        raise AssertionError(f"test page did not boot: {page.evaluate('window.tangTest.error')}")
+        raise AssertionError(
+            f"test page did not boot: {page.evaluate('window.tang.harness.error')}"
+        )
     return PyRunner(page)
 
 

@@ -58,7 +58,7 @@ def wait_compiled(tp: TangPage, expr: str | None = None, state: str = "ok") -> N
                  output: {...document.querySelector('.kernel-output')?.dataset},
                  status: document.querySelector('.expr-status')?.textContent,
                  input: document.querySelector('.expr-input .cm-content')?.textContent,
-                 last: window.tangEditor?.last?.expr, compiles: window.tangEditor?.count,
+                 last: window.tang?.editor?.last?.expr, compiles: window.tang?.editor?.count,
                  waiting: window.tang.waiting(),
                })"""
         )

@@ -15,9 +15,11 @@ def runner(launch, site, args=(), env=None) -> PyRunner:
     page = context.pages[0] if context.pages else context.new_page()
     page.goto(site.url + "_test/index.html")
     page.wait_for_function(
-        "window.tangTest && window.tangTest.state !== 'booting'", timeout=BOOT_TIMEOUT_MS
+        "window.tang?.harness && window.tang.harness.state !== 'booting'", timeout=BOOT_TIMEOUT_MS
     )
-    assert page.evaluate("window.tangTest.state") == "ready", page.evaluate("window.tangTest.error")
+    assert page.evaluate("window.tang.harness.state") == "ready", page.evaluate(
+        "window.tang.harness.error"
+    )
     return PyRunner(page)
 
 
@@ -95,7 +97,8 @@ BAD_INPUT = (
     PRELUDE
     + """
 import dataclasses
-from tang.gpu.batch import evaluate_async, expression_plan, sample_points
+from tang.compile import expression_plan
+from tang.gpu.batch import evaluate_async, sample_points
 
 out = {}
 p = expression_plan("sin(x*y) + x^2", grad=True)

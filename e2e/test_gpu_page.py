@@ -20,7 +20,8 @@ import math
 import pytest
 from conftest import ADAPTERS, TangPage
 
-from tang.gpu.batch import expression_plan, sample_points
+from tang.compile import expression_plan
+from tang.gpu.batch import sample_points
 
 np = pytest.importorskip("numpy", reason="numpy is the desktop oracle for page results")
 from tang.gpu.numpy_eval import evaluate_numpy  # noqa: E402

@@ -252,9 +252,23 @@ class Dual:
         v = S.sigmoid(a.value)
         return _make(a, v, a.tangent * (v * (1.0 - v)))
 
+    # ---- the methods tang.expr.generic dispatches to (a new number type plugs in so) ----
     def atan2(a, x: Any) -> Any:
         """atan2(self, x): self is the y coordinate."""
         return atan2(a, x)
+
+    def ratan2(a, y: Any) -> Any:
+        """atan2(y, self): self is the x coordinate (y is not a Dual)."""
+        return atan2(y, a)
+
+    def eq(a, b: Any) -> Any:
+        """a == b on values: Duals compare their values (nested ones in turn)."""
+        return S.eq(a.value, b.value if isinstance(b, Dual) else b)
+
+    @staticmethod
+    def where(cond: Node, a: Any, b: Any) -> Any:
+        """select over a traced condition, where a or b is a Dual."""
+        return where(cond, a, b)
 
     def __repr__(self) -> str:
         level = f", level={self.level}" if self.level else ""

@@ -2,24 +2,29 @@
 
 Plain ``int``/``float`` get IEEE-754 results that never raise (``log(0)`` is ``-inf``,
 ``sqrt(-1)`` is ``nan``); graph nodes get graph nodes; anything else (``tang.Dual``) gets
-its own same-named method, so the types nest: a Dual of Duals, a Dual whose parts are
-traced nodes (forward-over-reverse), and so on. Python operators already work on all of them.
+its own same-named method (the protocol of ``tang.expr.generic``), so the types nest: a Dual
+of Duals, a Dual whose parts are traced nodes (forward-over-reverse), and so on. Python
+operators already work on all of them. This module knows no number type above the graph.
 """
 
 from __future__ import annotations
 
 import builtins
 import math
-from collections.abc import Callable
 from typing import Any
 
-from . import dual, ieee
-from .expr import graph
+from . import ieee
+from .expr import generic, graph
+from .expr.generic import atan2 as atan2
+from .expr.generic import eq as eq
+from .expr.generic import le as le
+from .expr.generic import lt as lt
+from .expr.generic import where as where
 from .expr.graph import Node
 
 Number = Any  # int | float | Node | Dual | anything implementing the same methods
 _FLOATS = (int, float)  # bool is an int: True behaves as 1
-_OPERANDS = (int, float, Node)
+_unary = generic.unary
 
 # ---------------------------------------------------------------------------------------
 # float kernels missing from tang.ieee: IEEE results instead of exceptions
@@ -65,29 +70,9 @@ def _pow(a: float, b: float) -> float:
         return math.nan
 
 
-def _unary(
-    name: str, on_float: Callable[[float], float], on_node: Callable[[Node], Node], doc: str
-) -> Callable[[Number], Number]:
-    """A math function: IEEE kernel for numbers, graph constructor for nodes, else a method."""
-
-    def function(a: Number) -> Number:
-        if isinstance(a, _FLOATS):
-            return on_float(a)
-        if isinstance(a, Node):
-            return on_node(a)
-        method = getattr(a, name, None)
-        if method is None:
-            raise TypeError(f"tang.{name} does not accept {type(a).__name__}")
-        return method()
-
-    function.__name__ = function.__qualname__ = name
-    function.__doc__ = doc
-    return function
-
-
 # name: float kernel, graph constructor, docstring
 sin = _unary("sin", ieee.sin, graph.sin, "Sine (nan for ±inf).")
-cos = _unary("cos", ieee.cos, Node.cos, "Cosine (nan for ±inf).")
+cos = _unary("cos", ieee.cos, graph.cos, "Cosine (nan for ±inf).")
 tan = _unary("tan", _tan, Node.tan, "Tangent (nan for ±inf).")
 exp = _unary("exp", _exp, Node.exp, "e**a (inf on overflow).")
 log = _unary("log", _log, Node.log, "Natural logarithm (-inf at 0, nan below 0).")
@@ -121,33 +106,9 @@ def pow(a: Number, b: Number) -> Number:
     return a**b
 
 
-def atan2(y: Number, x: Number) -> Number:
-    """The angle of the point (x, y), in (-pi, pi]."""
-    if isinstance(y, _FLOATS) and isinstance(x, _FLOATS):
-        return ieee.atan2(y, x)
-    if isinstance(y, dual.Dual) or isinstance(x, dual.Dual):
-        return dual.atan2(y, x)
-    if isinstance(y, _OPERANDS) and isinstance(x, _OPERANDS):
-        return graph.atan2(y, x)
-    method = getattr(y, "atan2", None)
-    if method is None:
-        raise TypeError(f"tang.atan2 does not accept {type(y).__name__} and {type(x).__name__}")
-    return method(x)
-
-
-# ---------------------------------------------------------------------------------------
-# comparisons and selection: numbers give bools, nodes give comparison nodes, Duals compare
-# their values (a Dual's slope never changes which branch is taken)
-
-
-def lt(a: Number, b: Number) -> Any:
-    """a < b."""
-    return a < b
-
-
-def le(a: Number, b: Number) -> Any:
-    """a <= b."""
-    return a <= b
+# comparisons and selection (atan2, lt, le, eq, where above, from tang.expr.generic):
+# numbers give bools, nodes give comparison nodes, Duals compare their values (a Dual's
+# slope never changes which branch is taken)
 
 
 def gt(a: Number, b: Number) -> Any:
@@ -158,31 +119,6 @@ def gt(a: Number, b: Number) -> Any:
 def ge(a: Number, b: Number) -> Any:
     """a >= b."""
     return b <= a
-
-
-def eq(a: Number, b: Number) -> Any:
-    """a == b as a value comparison (``==`` on nodes and Duals is identity, like Python's)."""
-    if isinstance(a, dual.Dual):
-        a = a.value
-    if isinstance(b, dual.Dual):
-        b = b.value
-    if isinstance(a, dual.Dual) or isinstance(b, dual.Dual):
-        return eq(a, b)  # nested Duals: compare their values in turn
-    if isinstance(a, Node) or isinstance(b, Node):
-        return graph.eq(a, b)
-    return a == b
-
-
-def where(cond: Any, a: Number, b: Number) -> Number:
-    """``a`` where ``cond`` holds, else ``b``: a Python bool picks now; a traced comparison
-    becomes a select node (on the values and the slopes of Duals alike)."""
-    if isinstance(cond, Node):
-        if isinstance(a, dual.Dual) or isinstance(b, dual.Dual):
-            return dual.where(cond, a, b)
-        return graph.select(cond, a, b)
-    if isinstance(cond, dual.Dual):
-        raise TypeError("where() needs a comparison as its condition, not a Dual number")
-    return a if cond else b
 
 
 def min(a: Number, b: Number) -> Number:

@@ -11,7 +11,7 @@ import pytest
 
 import tang
 from demos import api
-from demos.explain import _compare, grid_points
+from demos.explain import grid_points
 from tang.lower import BACKENDS
 
 
@@ -66,7 +66,7 @@ def test_dual_trace_bad_requests_say_why(params, message):
 def test_lower_lines_prints_every_backend_and_maps_each_node_to_its_lines():
     out = call("explain.lower_lines")
     assert [b["name"] for b in out["backends"]] == list(BACKENDS) and len(BACKENDS) == 8
-    assert [o["name"] for o in out["outputs"]] == ["value", "d/dx"]
+    assert [o["name"] for o in out["outputs"]] == ["f", "df/dx"]
     serials = {n["serial"] for n in out["nodes"]}
     by_name = {n["name"]: n for n in out["nodes"]}
     assert by_name["v0"]["formula"] == "sin x" and by_name["v1"]["formula"] == "x · v0"
@@ -100,7 +100,7 @@ def test_run_slice_on_the_cpu_plots_f_and_its_derivative_on_the_grid():
         fixed={"y": 0.5},
     )
     assert out["device"] == "cpu" and out["check"] is None and out["inputs"] == ["x", "y"]
-    assert out["axis"] == "x" and out["outputs"] == ["value", "d/dx"]
+    assert out["axis"] == "x" and out["outputs"] == ["f", "df/dx"]
     f_lo, f_hi = out["plot"]["f"]
     d_lo, d_hi = out["plot"]["d"]
     assert f_lo == f_hi and d_lo == d_hi  # one point per bin
@@ -129,6 +129,7 @@ def test_run_slice_chunks_merge_into_the_whole_and_bins_hold_min_and_max():
     assert merged_lo == f_lo and merged_hi == f_hi
 
 
+@pytest.mark.toolchain
 def test_run_slice_on_the_best_device_is_checked_against_the_cpu():
     out = call(
         "explain.run_slice",
@@ -140,8 +141,10 @@ def test_run_slice_on_the_best_device_is_checked_against_the_cpu():
         assert out["check"] is None
         pytest.skip(f"no GPU device on this machine: {out['report']}")
     check = out["check"]
-    assert check["matches"] and check["nonfinite_mismatch"] == 0
-    assert 0 <= check["max_err"] <= 1e-5  # wgpu-py on lavapipe: f32 rounding
+    assert check["verdict"] == "matches" and check["nonfinite_mismatch"] == 0
+    assert check["outside"] == 0 and check["points"] == 2 * 4096
+    worst = check["worst"]  # wgpu-py on lavapipe: f32 rounding, within the stated model
+    assert abs(worst["gpu"] - worst["cpu"]) <= check["atol"] + check["rtol"] * abs(worst["cpu"])
     assert "cpu" in out["seconds"]
 
 
@@ -178,16 +181,6 @@ def test_run_slice_along_another_axis_and_with_nonfinite_values():
 def test_run_slice_bad_requests_say_why(params, message):
     with pytest.raises(RuntimeError, match=message):
         call("explain.run_slice", **{"expr": "x*y", **params})
-
-
-def test_compare_counts_disagreeing_nonfinite_values_and_mixed_error():
-    from array import array
-
-    got = [array("f", [1.0, float("nan"), float("inf"), 2.0, 100.0])]
-    want = [array("f", [1.0, float("nan"), float("inf"), float("nan"), 100.5])]
-    c = _compare(got, want)
-    assert c["nonfinite_mismatch"] == 1 and not c["matches"]
-    assert c["max_abs"] == 0.5 and c["max_err"] == pytest.approx(0.5 / 100.5)
 
 
 def test_grid_points_hold_the_other_inputs():

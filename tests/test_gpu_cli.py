@@ -24,7 +24,7 @@ def test_devices_agree_on_the_checksum(capsys):
     cpu = run_json(
         capsys, "sin(x*y) + sqrt(x^2 + 1)", "--grad", "--points", "20000", "--device", "cpu"
     )
-    assert cpu["device"] == "cpu" and cpu["outputs"] == ["value", "d/dx", "d/dy"]
+    assert cpu["device"] == "cpu" and cpu["outputs"] == ["f", "df/dx", "df/dy"]
     assert cpu["inputs"] == ["x", "y"] and cpu["n"] == 20000 and cpu["nonfinite"] == 0
     best = run_json(capsys, "sin(x*y) + sqrt(x^2 + 1)", "--grad", "--points", "20000")
     if gpu.device().kind == "native":
@@ -36,7 +36,7 @@ def test_text_output_names_device_time_and_checksum(capsys):
     assert main(["run", "f(a, b) = a*b - b", "--grad", "--points", "1000", "--repeat", "2"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("device    ")
-    assert "outputs   value, d/da, d/db over 1,000 points of (a, b)" in out
+    assert "outputs   f, df/da, df/db over 1,000 points of (a, b)" in out
     assert "first run" in out and "M points/s" in out
     assert "checksum  " in out and "(0 non-finite values)" in out
 

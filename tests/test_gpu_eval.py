@@ -10,8 +10,9 @@ from array import array
 import pytest
 
 import tang.gpu as gpu
+from tang.compile import with_gradient
 from tang.expr.parse import parse_graph
-from tang.gpu.batch import evaluate, plan, sample_points, with_gradient
+from tang.gpu.batch import evaluate, plan, sample_points
 from tang.gpu.native import NativeDevice
 
 np = pytest.importorskip("numpy", reason="numpy is the f64 oracle for 2^20-point checks")
@@ -104,10 +105,11 @@ def oracle(p, cols):
     return values[: len(p.outputs)], biggest
 
 
+@pytest.mark.toolchain
 @pytest.mark.parametrize("text", EXPRESSIONS)
 def test_value_and_gradient_match_on_the_native_device(native, points, text):
     p = with_gradient(parse_graph(text, variables=("x", "y")))
-    assert p.names == ("value", "d/dx", "d/dy")
+    assert p.names == ("f", "df/dx", "df/dy")
     batch = evaluate(p, points, device=native)
     assert batch.device == "native" and batch.n == N and len(batch.columns) == 3
     cols = {k: np.frombuffer(v, dtype=np.float32) for k, v in points.items()}
@@ -183,6 +185,7 @@ def test_bad_points_are_data_errors(points, message):
             evaluate(g, points, device=dev)
 
 
+@pytest.mark.toolchain
 def test_over_the_binding_limit_falls_back_to_the_cpu(native):
     """The limit is checked before anything is packed or allocated; with fallback the CPU
     device computes the same numbers and the batch says why."""
@@ -201,6 +204,7 @@ def test_over_the_binding_limit_falls_back_to_the_cpu(native):
     assert_close(batch.columns[0], on_gpu, "cpu fallback vs gpu", scale=5.0)  # |x*y| + 1 <= 5
 
 
+@pytest.mark.toolchain
 def test_lost_device_falls_back_to_the_cpu():
     g = parse_graph("x - y", variables=("x", "y"))
     pts = sample_points(g.inputs, 100)
@@ -214,6 +218,7 @@ def test_lost_device_falls_back_to_the_cpu():
     assert batch.columns[0] == want
 
 
+@pytest.mark.toolchain
 def test_constant_and_input_outputs():
     x = parse_graph("x", variables=("x",))
     p = plan([x.outputs[0], 2.5], ("x",))

@@ -12,6 +12,9 @@ from wgsl_kernels import elementwise
 import tang.gpu as gpu
 from tang.gpu.native import NativeDevice
 
+# Every test here opens a wgpu-py device.
+pytestmark = pytest.mark.toolchain
+
 
 @pytest.fixture(scope="module")
 def dev():

@@ -227,6 +227,7 @@ def test_python_functions(batch):
     batch.check_f64(flat, 0.0, "python function")
 
 
+@pytest.mark.toolchain
 def test_c_functions_gcc_sanitized(batch):
     """200 functions in one file, gcc -O2 -Wall -Werror -fsanitize=address,undefined."""
     need("gcc")
@@ -244,6 +245,7 @@ def test_c_functions_gcc_sanitized(batch):
     batch.check_f64(flat, F64_RTOL, "C")
 
 
+@pytest.mark.toolchain
 def test_c_kernels_f64_and_f32(batch):
     """The loop kernel of the first 25 expressions in f64 and f32, sanitizers on."""
     need("gcc")
@@ -262,6 +264,7 @@ def test_c_kernels_f64_and_f32(batch):
             sub.check_f32(got, "C f32 kernel")
 
 
+@pytest.mark.toolchain
 def test_javascript_node(batch):
     """The kernel over Float64Arrays and the 200 plain functions, in one node run each."""
     need("node")
@@ -295,6 +298,7 @@ def in_chunks(batch: Batch, run, chunks: int = 10) -> list[float]:
     return got
 
 
+@pytest.mark.toolchain
 def test_wgsl_on_lavapipe(batch):
     need("wgpu")
 
@@ -304,6 +308,7 @@ def test_wgsl_on_lavapipe(batch):
     batch.check_f32(in_chunks(batch, run), "WGSL", vulkan=True)
 
 
+@pytest.mark.toolchain
 def test_glsl_spirv_on_lavapipe(batch):
     need("glslang")
     need("wgpu")
@@ -316,12 +321,14 @@ def test_glsl_spirv_on_lavapipe(batch):
     batch.check_f32(in_chunks(batch, run), "GLSL", vulkan=True)
 
 
+@pytest.mark.toolchain
 def test_opencl_on_pocl(batch):
     need("opencl")
     got = tc.run_opencl(source(batch, "opencl"), "f", batch.src, batch.n, batch.m)
     batch.check_f32(got, "OpenCL", pocl=True)
 
 
+@pytest.mark.toolchain
 def test_opencl_f64_on_pocl(batch):
     need("opencl")
     if not tc.opencl_has_fp64():
@@ -331,6 +338,7 @@ def test_opencl_f64_on_pocl(batch):
     batch.check_f64_subset(got, "OpenCL", 1e-9, pocl=True)
 
 
+@pytest.mark.toolchain
 def test_metal_compiled_and_run_as_cpp(batch):
     """No Metal compiler exists here: g++ compiles the kernel against a stand-in
     <metal_stdlib> (address-space words, attributes, precise:: math) and runs it."""
@@ -339,6 +347,7 @@ def test_metal_compiled_and_run_as_cpp(batch):
     batch.check_f32(got, "Metal (as C++)")
 
 
+@pytest.mark.toolchain
 def test_cuda_compiled_by_nvcc(batch):
     if not tc.available("nvcc"):
         pytest.skip("nvcc is not installed here; the CUDA source is still run as C++ below")
@@ -348,6 +357,7 @@ def test_cuda_compiled_by_nvcc(batch):
     )
 
 
+@pytest.mark.toolchain
 def test_cuda_on_a_gpu(batch):
     """Where a CUDA GPU exists the kernels run on it; elsewhere a one-line kernel and its
     host driver are still built by nvcc, and the test says why it stops there."""
@@ -367,6 +377,7 @@ def test_cuda_on_a_gpu(batch):
     batch.check_f64_subset(got, "CUDA f64", F64_RTOL)
 
 
+@pytest.mark.toolchain
 def test_cuda_run_as_cpp(batch):
     """No GPU here: the CUDA kernel runs thread by thread on the host (g++ with a prelude
     for blockIdx/threadIdx and the bit-cast intrinsics), in f32 and f64."""

@@ -9,6 +9,9 @@ import toolchains as tc
 from tang.expr.graph import var
 from tang.lower import lower
 
+# Every test here runs a kernel on wgpu-py (GLSL through glslang).
+pytestmark = pytest.mark.toolchain
+
 x, y = var("x"), var("y")
 
 

@@ -279,3 +279,30 @@ def test_a_200000_node_chain_schedules_prints_and_runs():
 def test_constant_nodes_fold_before_printing():
     e = const(2.0) * 3.0 + x
     assert "6.0" in lower([e], ["x"], "c").source
+
+
+def test_a_program_is_loads_then_lets_then_stores():
+    from tang.lower import Let, Load, Store
+
+    prog = schedule(sample(), ["x", "y", "z"])
+    kinds = [type(s) for s in prog.statements]
+    assert kinds == sorted(kinds, key=[Load, Let, Store].index)
+    assert [s.column for s in prog.statements if isinstance(s, Load)] == [0, 1, 2]
+    assert [s.index for s in prog.statements if isinstance(s, Store)] == [0, 1, 2]
+    assert prog.steps == tuple(s for s in prog.statements if isinstance(s, Let))
+
+
+def test_the_buffer_layout_is_the_programs_not_the_printers():
+    """Every printer addresses columns as the program's layout says (here with other names
+    for the item count and index), so a later layout changes the program, not 8 printers."""
+    import dataclasses
+
+    from tang.lower import Layout
+
+    prog = schedule([x * y, x + 1.0], ["x", "y"])
+    other = dataclasses.replace(prog, layout=Layout(count="m", item="j"))
+    for name, printer in BACKENDS.items():
+        text = printer.render(other).source
+        assert "src[m + j]" in text and "dst[m + j]" in text, name
+        assert "src[k*m + j] = input k" in text, name
+        assert printer.render(prog).source.count("[n + i]") == 2, name

@@ -80,6 +80,7 @@ def test_reference_has_the_singular_values():
     assert evaluate([outputs[0], outputs[1]], {"x": 0.0}) == [-INF, INF]  # log, 1/x at 0
 
 
+@pytest.mark.toolchain
 @pytest.mark.parametrize(("backend", "dtype"), BACKENDS, ids=[f"{b}-{d}" for b, d in BACKENDS])
 def test_singular_points_agree(backend, dtype):
     missing = tc.missing_tool(backend)

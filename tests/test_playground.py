@@ -71,6 +71,7 @@ def _finite_difference(point, k, h=1e-6):
     return (_reference(graph.outputs, hi)[0] - _reference(graph.outputs, lo)[0]) / (2 * h)
 
 
+@pytest.mark.toolchain
 @pytest.mark.parametrize("backend", list(BACKENDS))
 def test_each_kernel_runs_and_matches_python_and_finite_differences(answer, backend):
     missing = tc.missing_tool(backend)
@@ -137,6 +138,7 @@ def test_line_map_matches_the_text_of_the_line(answer, kept):
         ("exp(x", 1, "e"),  # the unclosed call is reported where it opens
         ("", 1, ""),
         ('"); import os; os.system("echo hi', 1, '"'),
+        ("f(x) = x * 1e400 + 1", 12, "1e400"),  # past float64: an error, not a silent inf
     ],
 )
 def test_parse_errors_come_back_with_the_column(text, column, snippet):
@@ -208,18 +210,34 @@ def test_layout_draws_edges_downwards_without_overlaps(answer):
     assert {n["label"] for n in nodes.values() if n["op"] == "var"} == {"x", "y", "z"}
 
 
-def test_huge_graphs_are_not_drawn_but_still_lowered():
+def assert_honest_summary(graph: dict, outputs: list[str]) -> None:
+    """A summary draws at most the limit, every output, edges downwards, and boxes whose
+    counts add up to exactly the nodes not drawn."""
+    nodes = {n["id"]: n for n in graph["nodes"]}
+    assert 0 < len(nodes) <= MAX_GRAPH_NODES == graph["limit"]
+    boxes = [n for n in nodes.values() if n["op"] == "more"]
+    assert boxes and all(n["label"] == f"⋯ {n['hidden']}" for n in boxes)
+    assert graph["shown"] == len(nodes) - len(boxes)
+    assert sum(n["hidden"] for n in boxes) == graph["hidden"] == graph["total"] - graph["shown"]
+    assert sorted(o for n in nodes.values() for o in n["outputs"]) == sorted(outputs)
+    for a, b in graph["edges"]:
+        assert nodes[a]["y"] < nodes[b]["y"] and nodes[b]["op"] != "more"
+    assert len({(n["x"], n["y"]) for n in nodes.values()}) == len(nodes)
+
+
+def test_huge_graphs_draw_their_outputs_and_an_honest_summary():
     text = " + ".join(f"sin({k}*x + y)" for k in range(1, 80))
     out = call("playground.compile", expr=text)
-    assert out["graph"]["nodes"] == [] and out["graph"]["total"] > MAX_GRAPH_NODES
-    assert out["graph"]["limit"] == MAX_GRAPH_NODES
+    assert out["graph"]["total"] > 4 * MAX_GRAPH_NODES
+    assert_honest_summary(out["graph"], out["outputs"])
     assert all(k["source"] for k in out["kernels"].values())
 
 
 def test_long_chains_compile_without_recursion():
     text = "x" + " * 1.0001 + x" * 700  # 9,101 characters: near the length limit
     out = compile_expression(text)
-    assert "error" not in out and out["graph"]["nodes"] == []
+    assert "error" not in out
+    assert_honest_summary(out["graph"], out["outputs"])
 
 
 def test_bad_parameter_types_are_errors_not_crashes():
@@ -234,3 +252,7 @@ def test_command_line(capsys):
     assert "def f(" in capsys.readouterr().out
     assert main(["x +"]) == 2
     assert "column 4" in capsys.readouterr().err
+    assert main(["x * 1e400"]) == 2  # the caret sits under the literal that overflows
+    text, caret, *_ = capsys.readouterr().err.splitlines()
+    assert (text, caret.split(":")[0]) == ("x * 1e400", "    ^ column 5")
+    assert "too large for a 64-bit float" in caret

@@ -208,13 +208,22 @@ def test_derived_attention_on_wgpu_allocates_no_score_matrix() -> None:
 
 
 def test_the_derived_attention_kernel_keeps_no_score_matrix() -> None:
-    """The online kernel has one buffer, the output: the scores are computed in place and
-    the reduction state is three scalars per output element."""
+    """The online kernel has one buffer, the output: the scores are computed in place. The
+    schedule computes each query row's running max and sum once per key (scalars) and the
+    accumulator as a vector over the output's last axis; unscheduled, the state is three
+    scalars per output element."""
     graph = graphs()["attention_online"]
     assert buffer_order(graph) == ["q", "k", "v", "o"]
+    plain = lower_graph(graph, "c", scheduled=False)
+    assert plain.count("for (long") == 5 + 1 + 1  # output axes, keys, the inline dot product
+    assert "double _0s2 = 0.0;" in plain and "double _0s0 = -INFINITY;" in plain
     source = lower_graph(graph, "c")
-    assert source.count("for (long") == 5 + 1 + 1  # output axes, keys, the inline dot product
-    assert "double _0s2 = 0.0;" in source and "double _0s0 = -INFINITY;" in source
+    assert "schedule: vector over i4" in source
+    assert "double _0s0 = -INFINITY;" in source and "double _0s1 = 0.0;" in source
+    assert "double _0a2[2];" in source  # the accumulator: one per output column
+    # 4 outer axes, keys, the dot product, and the vector loops (init, update, store)
+    assert source.count("for (long") == 4 + 1 + 1 + 3
+    assert source.count("exp2(") == 2  # the rescaling factors: once per key, not per column
 
 
 def test_guarded_reads_are_clamped_into_their_buffer() -> None:

@@ -175,6 +175,7 @@ typedef unsigned int uint;
 namespace metal { namespace precise {
 inline float sqrt(float x) { return std::sqrt(x); }
 inline float sin(float x) { return std::sin(x); }
+inline float cos(float x) { return std::cos(x); }
 inline float exp2(float x) { return std::exp2(x); }
 inline float log2(float x) { return std::log2(x); }
 inline float tanh(float x) { return std::tanh(x); }

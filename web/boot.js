@@ -15,10 +15,14 @@ const HINTS = {
   python:
     "The browser could not start Python in WebAssembly. Use a current Chromium, Firefox " +
     "or Safari with WebAssembly enabled, then reload.",
-  tang:
-    "The tang wheel did not install. Rebuild dist/ with `python build.py serve` (or " +
-    "`python build.py build`) and reload the page.",
+  tang: wheelHint("tang"),
 };
+
+/** What to try when the wheel `name` (tang, micropip, …) did not download or install. */
+function wheelHint(name) {
+  return `The ${name} wheel did not install. Rebuild dist/ with \`python build.py serve\` ` +
+    "(or `python build.py build`) and reload the page.";
+}
 
 export class BootError extends Error {
   constructor(stage, message, hint = HINTS[stage] ?? "Reload the page.") {
@@ -32,15 +36,15 @@ export class BootError extends Error {
 // Share of the progress bar that each stage ends at.
 const STAGE_END = { runtime: 0.45, python: 0.8, tang: 1.0 };
 
-async function fetchOk(url, stage, what) {
+async function fetchOk(url, stage, what, hint = undefined) {
   let response;
   try {
     response = await fetch(url);
   } catch (err) {
-    throw new BootError(stage, `Could not download ${what} (${url}): ${err.message}`);
+    throw new BootError(stage, `Could not download ${what} (${url}): ${err.message}`, hint);
   }
   if (!response.ok) {
-    throw new BootError(stage, `Could not download ${what}: ${url} answered ${response.status}`);
+    throw new BootError(stage, `Could not download ${what}: ${url} answered ${response.status}`, hint);
   }
   return response;
 }
@@ -148,11 +152,12 @@ export async function boot({ base, onStage = () => {} }) {
     "import sys; next(p for p in sys.path if p.endswith('site-packages'))");
   await Promise.all(["micropip", "tang"].map(async (name) => {
     const url = new URL(manifest.wheels[name], base);
-    const bytes = await (await fetchOk(url, "tang", `the ${name} wheel`)).arrayBuffer();
+    const hint = wheelHint(name); // name the wheel that failed, not always tang's
+    const bytes = await (await fetchOk(url, "tang", `the ${name} wheel`, hint)).arrayBuffer();
     try {
       await installWheel(pyodide, bytes, sitePackages);
     } catch (err) {
-      throw new BootError("tang", `The ${name} wheel (${url.pathname}) did not install: ${lastLine(err)}`);
+      throw new BootError("tang", `The ${name} wheel (${url.pathname}) did not install: ${lastLine(err)}`, hint);
     }
   }));
   pyodide.runPython("import importlib; importlib.invalidate_caches()");

@@ -155,7 +155,9 @@ function panelError(body, err) {
   console.warn(err);
 }
 
-// For tests and the console: the same client the panels use.
+// For tests, benchmarks and the console: the same client the panels use. Every test hook
+// lives here, under window.tang (a panel adds its own as window.tang.<panel id>, e.g. the
+// editor's keystroke timings in window.tang.editor).
 window.tang = {
   call: rpc.call,
   ready: readyInfo,

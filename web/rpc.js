@@ -19,13 +19,11 @@ export class RpcError extends Error {
   }
 }
 
+import { interruptBuffer, SIGINT, SLOT } from "./interrupt.js";
+
 const base = new URL("./", import.meta.url).href;
 const worker = new Worker(new URL("./worker.js", import.meta.url), { type: "module" });
-// [0] signal [1] running [2] cancelled [3] acked [4] the id a signal is meant for
-const interrupt = globalThis.crossOriginIsolated
-  ? new Int32Array(new SharedArrayBuffer(20))
-  : null;
-if (interrupt) interrupt.set([0, -1, -1, -1, -1]);
+const interrupt = interruptBuffer(); // its slots: ./interrupt.js
 // A running call that is waiting (async) acknowledges a cancel at once; one that does not
 // within this long is busy Python, and gets a KeyboardInterrupt.
 const INTERRUPT_GRACE_MS = 200;
@@ -118,7 +116,10 @@ worker.onerror = (event) => {
 
 // `?warm-up=off` in the page's URL skips the worker's warm-up (to measure what it is worth).
 const warmUpOff = new URLSearchParams(globalThis.location?.search ?? "").get("warm-up") === "off";
-worker.postMessage({ init: { base, interruptBuffer: interrupt, warmUp: !warmUpOff } });
+// Run once by the worker before it says "ready" (answers dropped): the editor's compile, so
+// the compiler and its eight printers are imported and warm before the first real edit.
+const PREWARM = [{ method: "playground.compile", params: { expr: "f(x, y) = x*sin(y) + exp(-x^2)" } }];
+worker.postMessage({ init: { base, interruptBuffer: interrupt, warmUp: !warmUpOff, prewarm: PREWARM } });
 
 /**
  * Call a Python worker method. `params` must be JSON-able. Options: `signal` (AbortSignal)
@@ -134,15 +135,16 @@ export function call(method, params = {}, { signal, timeout, timing } = {}) {
       pending.delete(id);
       cleanup();
       if (interrupt) {
-        Atomics.store(interrupt, 2, id); // the worker checks this before starting `id`
-        if (Atomics.load(interrupt, 1) === id) {
+        Atomics.store(interrupt, SLOT.CANCELLED, id); // the worker checks this before starting `id`
+        if (Atomics.load(interrupt, SLOT.RUNNING) === id) {
           setTimeout(() => {
-            const busy = Atomics.load(interrupt, 1) === id && Atomics.load(interrupt, 3) !== id;
+            const busy =
+              Atomics.load(interrupt, SLOT.RUNNING) === id && Atomics.load(interrupt, SLOT.ACKED) !== id;
             if (busy) {
               // the call may end between the check and the signal: say whom it is for, so
               // that Python raises it only inside that call (demos.api.route_interrupts)
-              Atomics.store(interrupt, 4, id);
-              Atomics.store(interrupt, 0, 2); // SIGINT
+              Atomics.store(interrupt, SLOT.TARGET, id);
+              Atomics.store(interrupt, SLOT.SIGNAL, SIGINT);
             }
           }, INTERRUPT_GRACE_MS);
         }

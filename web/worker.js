@@ -1,12 +1,11 @@
 // The page's only Python: a module worker that boots Pyodide and answers requests.
 //
 // page → worker
-//   {init: {base, interruptBuffer?, warmUp?}}
-//                                      start booting (interruptBuffer: Int32Array(5) on a
-//                                      SharedArrayBuffer: [0] signal for Pyodide, [1] id now
-//                                      running, [2] id last cancelled, [3] id last acknowledged,
-//                                      [4] id the last signal was meant for; warmUp: false
-//                                      skips the warm-up below)
+//   {init: {base, interruptBuffer?, warmUp?, prewarm?}}
+//                                      start booting (interruptBuffer: the Int32Array on a
+//                                      SharedArrayBuffer whose slots ./interrupt.js names;
+//                                      warmUp: false skips the warm-up below; prewarm:
+//                                      [{method, params}] run once before "ready")
 //   {id, method, params}               call demos.api method `method` with JSON params
 //   {cancel: id}                       drop a queued request, or cancel a running one
 // worker → page
@@ -23,6 +22,7 @@
 // calls demos.api.dispatch(method, params_json).
 
 import { boot, BootError } from "./boot.js";
+import { NONE, SLOT } from "./interrupt.js";
 
 let api = null; // demos.api, once booted
 let bootFailure = null;
@@ -49,7 +49,19 @@ self.onmessage = ({ data }) => {
   }
 };
 
-async function start({ base, interruptBuffer, warmUp = true }) {
+async function prewarmCalls(calls) {
+  for (const { method, params } of calls) {
+    const future = api.dispatch(method, JSON.stringify(params ?? {}));
+    try {
+      const envelope = JSON.parse(await future.copy());
+      if (!envelope.ok) console.error(`prewarm ${method} failed:`, envelope.error?.message);
+    } finally {
+      future.destroy?.();
+    }
+  }
+}
+
+async function start({ base, interruptBuffer, warmUp = true, prewarm = [] }) {
   try {
     const { pyodide, manifest, timings } = await boot({
       base,
@@ -61,9 +73,15 @@ async function start({ base, interruptBuffer, warmUp = true }) {
     }
     api = pyodide.pyimport("demos.api");
     // SIGINT becomes a KeyboardInterrupt only inside the request the page meant it for
-    if (interrupt) api.route_interrupts(() => Atomics.load(interrupt, 4));
+    if (interrupt) api.route_interrupts(() => Atomics.load(interrupt, SLOT.TARGET));
     api.configure_site(base, JSON.stringify(manifest.wheels));
     const python = pyodide.runPython("import sys; sys.version.split()[0]");
+    // The calls the page names in `prewarm` run once before "ready" (answers dropped): the
+    // modules they need are imported and their code has run, so the first real call (the
+    // editor's first compile) is as quick as the ones after it.
+    const t = performance.now();
+    if (warmUp) await prewarmCalls(prewarm);
+    timings.warm_up_ms = Math.round(performance.now() - t);
     post({ type: "ready", tang: manifest.tang, python, pyodide: manifest.pyodide, timings });
     warmStep = warmUp ? 0 : -1;
     if (!warmUp) post({ type: "warm", steps: 0, busy_ms: 0, wall_ms: 0, off: true });
@@ -84,8 +102,8 @@ function cancel(id) {
     // Async work waiting on a promise: cancel the Python task, and tell the page not to send
     // an interrupt (busy Python never lets this message in; the page then interrupts it).
     if (interrupt) {
-      Atomics.store(interrupt, 3, id);
-      Atomics.store(interrupt, 0, 0);
+      Atomics.store(interrupt, SLOT.ACKED, id);
+      Atomics.store(interrupt, SLOT.SIGNAL, 0);
     }
     running.future.cancel();
   }
@@ -192,13 +210,13 @@ async function pump() {
   const request = queue.shift();
   running = { id: request.id, future: null };
   if (interrupt) {
-    // Handshake with rpc.js: it writes [2] then reads [1]; we write [1] then read [2], so
-    // a cancel is seen by one side or the other, never lost between them.
-    Atomics.store(interrupt, 0, 0);
-    Atomics.store(interrupt, 1, request.id);
-    if (Atomics.load(interrupt, 2) === request.id) {
+    // Handshake with rpc.js: it writes CANCELLED then reads RUNNING; we write RUNNING then
+    // read CANCELLED, so a cancel is seen by one side or the other, never lost between them.
+    Atomics.store(interrupt, SLOT.SIGNAL, 0);
+    Atomics.store(interrupt, SLOT.RUNNING, request.id);
+    if (Atomics.load(interrupt, SLOT.CANCELLED) === request.id) {
       reply(request.id, false, cancelled("cancelled before it started"));
-      Atomics.store(interrupt, 1, -1);
+      Atomics.store(interrupt, SLOT.RUNNING, NONE);
       running = null;
       pump();
       return;
@@ -216,8 +234,8 @@ async function pump() {
     reply(request.id, false, isCancel ? cancelled("cancelled while running") : { type: err?.type ?? "Error", message: String(err?.message ?? err) });
   } finally {
     if (interrupt) {
-      Atomics.store(interrupt, 1, -1);
-      Atomics.store(interrupt, 0, 0); // a signal that came too late has nothing to stop
+      Atomics.store(interrupt, SLOT.RUNNING, NONE);
+      Atomics.store(interrupt, SLOT.SIGNAL, 0); // a signal that came too late has nothing to stop
     }
     running.future?.destroy?.();
     running = null;

@@ -1,8 +1,9 @@
-// window.tangTest = {state, error, run(code, timeoutMs) → {ok, value} | {ok: false, error}}
+// window.tang.harness = {state, error, run(code, timeoutMs) → {ok, value} | {ok: false, error}}
+// (every test hook lives under window.tang, as on the page: web/main.js)
 const worker = new Worker(new URL("./test-worker.js", import.meta.url), { type: "module" });
 const pending = new Map();
 let nextId = 1;
-window.tangTest = {
+const harness = {
   state: "booting",
   error: null,
   run(code, timeoutMs = 120000) {
@@ -20,9 +21,10 @@ window.tangTest = {
     });
   },
 };
+window.tang = { harness };
 worker.onmessage = ({ data }) => {
-  if (data.type === "ready") window.tangTest.state = "ready";
-  else if (data.type === "error") Object.assign(window.tangTest, { state: "error", error: data.message });
+  if (data.type === "ready") harness.state = "ready";
+  else if (data.type === "error") Object.assign(harness, { state: "error", error: data.message });
   else if (pending.has(data.id)) {
     pending.get(data.id)(data);
     pending.delete(data.id);
@@ -31,7 +33,7 @@ worker.onmessage = ({ data }) => {
 worker.onerror = (e) => {
   // the worker died (or never loaded): fail what is waiting now instead of at its timeout
   const error = `test worker error: ${e.message ?? "worker failed"}`;
-  if (window.tangTest.state === "booting") Object.assign(window.tangTest, { state: "error", error });
+  if (harness.state === "booting") Object.assign(harness, { state: "error", error });
   for (const [id, done] of pending) {
     pending.delete(id);
     done({ ok: false, error });

@@ -2,25 +2,25 @@
 graph nodes, so a gradient is itself a graph (it can be simplified, printed, lowered).
 
 The sweep visits the nodes parents-first and hands each node's adjoint ``g`` to its
-operands through the rule in ``VJP``: one line per primitive, written with the graph's
-constructors. Small smart constructors fold what is exact in IEEE arithmetic (``g·1``,
-``--g``, ``-(c·g)`` as ``g·(-c)``, ``g + g`` as ``2·g``) so gradients are born lean.
+operands through its rule in the op registry (``tang.expr.ops``): one line per primitive,
+written with the graph's constructors. Small smart constructors fold what is exact in IEEE
+arithmetic (``g·1``, ``--g``, ``-(c·g)`` as ``g·(-c)``, ``g + g`` as ``2·g``) so gradients
+are born lean.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from types import SimpleNamespace
 
 from .graph import (
-    HALF_PI,
-    LN2,
-    LOG2E,
     Graph,
     Node,
     add,
     as_node,
     building,
     const,
+    cos,
     mul,
     neg,
     recip,
@@ -29,6 +29,7 @@ from .graph import (
     topo_order,
     variables,
 )
+from .ops import OPS
 
 ONE = const(1.0)
 MINUS_ONE = const(-1.0)
@@ -74,28 +75,16 @@ def _add(a: Node, b: Node) -> Node:
     return mul(a, 2.0) if a is b else add(a, b)
 
 
-def _atan2(g: Node, out: Node, y: Node, x: Node) -> tuple[Node, Node]:
-    scale = _mul(g, recip(add(mul(x, x), mul(y, y))))  # g / (x² + y²)
-    return _mul(scale, x), _neg(_mul(scale, y))
+# What a derivative rule of the registry (tang.expr.ops) builds with: the graph's
+# constructors, and the folding ``times`` (g·x without ·1) and ``negate`` (-x without --).
+KIT = SimpleNamespace(
+    add=add, mul=mul, neg=neg, recip=recip, select=select, sin=sin, cos=cos, times=_mul, negate=_neg
+)
 
-
-# primitive -> (adjoint g, node output, *operands) -> adjoint contribution per operand.
+# primitive -> (kit, adjoint g, node output, *operands) -> adjoint contribution per operand.
 # None means "no contribution" (comparisons and select's condition have no derivative).
 VJP: dict[str, Callable[..., tuple[Node | None, ...]]] = {
-    "add": lambda g, out, a, b: (g, g),
-    "mul": lambda g, out, a, b: (_mul(g, b), _mul(g, a)),
-    "neg": lambda g, out, a: (_neg(g),),
-    "recip": lambda g, out, a: (_neg(_mul(g, mul(out, out))),),  # (1/a)' = -1/a²
-    "sqrt": lambda g, out, a: (_mul(g, mul(recip(out), 0.5)),),  # √a' = 1/(2√a)
-    "sin": lambda g, out, a: (_mul(g, sin(add(a, HALF_PI))),),  # sin' = cos
-    "exp2": lambda g, out, a: (_mul(g, mul(out, LN2)),),  # (2^a)' = 2^a ln 2
-    "log2": lambda g, out, a: (_mul(g, mul(recip(a), LOG2E)),),  # log2' = 1/(a ln 2)
-    "tanh": lambda g, out, a: (_mul(g, add(1.0, neg(mul(out, out)))),),  # tanh' = 1 - tanh²
-    "atan2": _atan2,  # ∂/∂y = x/(x²+y²), ∂/∂x = -y/(x²+y²)
-    "select": lambda g, out, c, a, b: (None, select(c, g, 0.0), select(c, 0.0, g)),
-    "lt": lambda g, out, a, b: (None, None),
-    "le": lambda g, out, a, b: (None, None),
-    "eq": lambda g, out, a, b: (None, None),
+    name: p.vjp for name, p in OPS.items() if p.vjp is not None
 }
 
 
@@ -115,7 +104,7 @@ def backward(output: Node, wrt: Sequence[str], order: Sequence[Node] | None = No
             if node.op == "var":
                 found[node.name] = g  # type: ignore[index]
                 continue
-            contributions = VJP[node.op](g, node, *node.args)  # one per operand
+            contributions = VJP[node.op](KIT, g, node, *node.args)  # one per operand
             for operand, contribution in zip(node.args, contributions, strict=False):
                 if contribution is not None:
                     previous = adjoint.get(operand)

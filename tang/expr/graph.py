@@ -20,35 +20,18 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Union
 
 from .. import ieee
+from .ops import BOOL_OPS as BOOL_OPS
+from .ops import COMMUTATIVE as COMMUTATIVE
+from .ops import HALF_PI as HALF_PI
+from .ops import LN2 as LN2
+from .ops import LOG2E as LOG2E
+from .ops import OPERATIONS, OPS
 
-# op name -> (arity, float implementation). Comparisons return bool; select picks a or b.
-# tanh is a primitive, not exp2 arithmetic: every backend has it, its derivative is 1 - t²
-# of its own output, and no short formula is accurate near 0 without an expm1.
+# op name -> (arity, float implementation), from the registry (tang.expr.ops). Comparisons
+# return bool; select picks a or b.
 PRIMITIVES: dict[str, tuple[int, Callable[..., object] | None]] = {
-    "const": (0, None),
-    "var": (0, None),
-    "add": (2, lambda a, b: a + b),
-    "mul": (2, ieee.mul),
-    "neg": (1, lambda a: -a),
-    "recip": (1, ieee.recip),
-    "sqrt": (1, ieee.sqrt),
-    "sin": (1, ieee.sin),
-    "exp2": (1, ieee.exp2),
-    "log2": (1, ieee.log2),
-    "tanh": (1, math.tanh),
-    "atan2": (2, ieee.atan2),
-    "lt": (2, lambda a, b: a < b),
-    "le": (2, lambda a, b: a <= b),
-    "eq": (2, lambda a, b: a == b),
-    "select": (3, lambda c, a, b: a if c else b),
+    name: (p.arity, p.kernel) for name, p in OPS.items()
 }
-BOOL_OPS = frozenset({"lt", "le", "eq"})
-COMMUTATIVE = frozenset({"add", "mul", "eq"})
-
-LOG2E = 1.4426950408889634  # 1/ln 2
-LN2 = 0.6931471805599453
-HALF_PI = 1.5707963267948966
-
 Number = int | float
 Operand = Union["Node", int, float]
 
@@ -190,7 +173,7 @@ class Node:
         return sin(self)
 
     def cos(self) -> Node:
-        return sin(add(self, HALF_PI))
+        return cos(self)
 
     def tan(self) -> Node:
         return div(self.sin(), self.cos())
@@ -378,6 +361,10 @@ def sin(a: Operand) -> Node:
     return _unary("sin", a)
 
 
+def cos(a: Operand) -> Node:
+    return _unary("cos", a)
+
+
 def exp2(a: Operand) -> Node:
     return _unary("exp2", a)
 
@@ -422,6 +409,11 @@ def select(cond: Node | bool, a: Operand, b: Operand) -> Node:
     if a is b:
         return a
     return make("select", cond, a, b)
+
+
+# op -> the constructor that builds it from operands: each is the function named as the op
+# (a comparison of two constants gives a bool, a select on a bool picks at once)
+CONSTRUCTORS: dict[str, Callable[..., Node | bool]] = {name: globals()[name] for name in OPERATIONS}
 
 
 def div(a: Operand, b: Operand) -> Node:

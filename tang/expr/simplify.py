@@ -89,22 +89,7 @@ FINITE: list[Rule] = [
 ]
 
 # primitive -> constructor that rebuilds it from (possibly rewritten) operands
-BUILD: dict[str, Callable[..., Any]] = {
-    "add": G.add,
-    "mul": G.mul,
-    "neg": G.neg,
-    "recip": G.recip,
-    "sqrt": G.sqrt,
-    "sin": G.sin,
-    "exp2": G.exp2,
-    "log2": G.log2,
-    "tanh": G.tanh,
-    "atan2": G.atan2,
-    "lt": G.lt,
-    "le": G.le,
-    "eq": G.eq,
-    "select": G.select,
-}
+BUILD: dict[str, Callable[..., Any]] = G.CONSTRUCTORS
 
 
 def _orderings(pattern: Pattern) -> list[Pattern]:

@@ -2,7 +2,8 @@
 
 sympy is imported inside the functions, so tang imports without it. Both walks keep an
 explicit stack (no recursion on expression depth), though sympy itself recurses when it
-builds or hashes very deep expressions. Primitives map one to one: exp2 is ``2**a``, log2
+builds or hashes very deep expressions. Primitives map one to one, each by its entry in the
+op registry (``tang.expr.ops``): exp2 is ``2**a``, log2
 is ``log(a, 2)``, select is ``Piecewise``; a comparison with nan is ``false`` (as in IEEE).
 From sympy, exp/log/cos/tan/tanh/Abs/Min/Max/atan/… become tang's functions, Piecewise
 conditions (relations, Ne, Not, And, Or, ITE) become nested selects, and a number that is
@@ -18,6 +19,7 @@ from typing import Any
 
 from . import graph as g
 from .graph import Node, topo_order
+from .ops import OPS
 from .parse import FUNCTIONS
 
 
@@ -41,22 +43,6 @@ def to_sympy(item: Node | Iterable[Node], *, real: bool = True) -> Any:
     sp = _sympy()
     single = isinstance(item, Node)
     outputs = [item] if single else list(item)  # type: ignore[list-item]
-    rules: dict[str, Callable[..., Any]] = {
-        "add": lambda a, b: a + b,
-        "mul": lambda a, b: a * b,
-        "neg": lambda a: -a,
-        "recip": lambda a: 1 / a,
-        "sqrt": sp.sqrt,
-        "sin": sp.sin,
-        "exp2": lambda a: sp.Integer(2) ** a,
-        "log2": lambda a: sp.log(a, 2),
-        "tanh": sp.tanh,
-        "atan2": sp.atan2,
-        "lt": _unless_nan(sp, sp.Lt),
-        "le": _unless_nan(sp, sp.Le),
-        "eq": _unless_nan(sp, sp.Eq),
-        "select": lambda c, a, b: sp.Piecewise((a, c), (b, True)),
-    }
     done: dict[int, Any] = {}
     for node in topo_order(outputs):
         if node.op == "const":
@@ -64,14 +50,10 @@ def to_sympy(item: Node | Iterable[Node], *, real: bool = True) -> Any:
         elif node.op == "var":
             done[id(node)] = sp.Symbol(node.name, real=real)
         else:
-            done[id(node)] = rules[node.op](*(done[id(a)] for a in node.args))
+            rule = OPS[node.op].sympy
+            done[id(node)] = rule(sp, *(done[id(a)] for a in node.args))  # type: ignore[misc]
     result = [done[id(o)] for o in outputs]
     return result[0] if single else result
-
-
-def _unless_nan(sp: Any, relation: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
-    """A comparison with nan is false in tang (IEEE); sympy refuses to build one."""
-    return lambda a, b: sp.false if a is sp.nan or b is sp.nan else relation(a, b)
 
 
 def _sympy_number(sp: Any, v: float) -> Any:

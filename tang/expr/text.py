@@ -8,7 +8,8 @@ Round trip: for every number-valued node (not a bare comparison) whose variable 
 parser accepts (identifiers other than built-in names),
 ``parse(to_text(n), variables(n), limits=UNLIMITED) is n`` — the very node, because nodes
 are hash-consed and every primitive has a spelling that builds exactly it (recip, exp2 and
-log2 print as calls). Shared subexpressions are repeated in the text.
+log2 print as calls, named by the registry ``tang.expr.ops``). Shared subexpressions are
+repeated in the text.
 """
 
 from __future__ import annotations
@@ -16,21 +17,13 @@ from __future__ import annotations
 import math
 
 from .graph import Graph, Node, topo_order
+from .ops import CALLS
 
 # precedence levels, the same as the parser's: comparison < sum < product < unary < atom
 _CMP, _SUM, _PRODUCT, _UNARY, _ATOM = 1, 2, 3, 4, 6
 
-# primitive -> function name the parser knows (printed as a call)
-_CALLS: dict[str, str] = {
-    "recip": "recip",
-    "sqrt": "sqrt",
-    "sin": "sin",
-    "exp2": "exp2",
-    "log2": "log2",
-    "tanh": "tanh",
-    "atan2": "atan2",
-    "select": "where",
-}
+# primitive -> function name the parser knows (printed as a call), from the registry
+_CALLS: dict[str, str] = CALLS
 _COMPARISONS: dict[str, str] = {"lt": " < ", "le": " <= ", "eq": " == "}
 
 MAX_TEXT_NODES = 1_000_000  # nodes after expanding shared subexpressions into a tree

@@ -2,7 +2,7 @@
 
 Tracing calls the user's function once with variable nodes; because nodes are interned,
 the result is already a DAG with every common subexpression shared. Replaying walks a
-graph in order and applies tang's number-generic math, so the same graph can run on
+graph in order and applies each primitive's number-generic function, so the same graph can run on
 floats, Duals (forward mode over a gradient graph: Hessian-vector products) or nodes
 (substitution).
 """
@@ -10,11 +10,10 @@ floats, Duals (forward mode over a gradient graph: Hessian-vector products) or n
 from __future__ import annotations
 
 import inspect
-import operator
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from .. import scalar as S
+from .generic import PRIMITIVES
 from .graph import Graph, Node, building, topo_order, var
 
 
@@ -46,23 +45,8 @@ def _parameter_names(f: Callable[..., Any]) -> list[str]:
     return [p.name for p in params if p.kind in kinds and p.default is p.empty]
 
 
-# primitive -> the number-generic function that computes it
-REPLAY: dict[str, Callable[..., Any]] = {
-    "add": operator.add,
-    "mul": operator.mul,
-    "neg": operator.neg,
-    "recip": S.recip,
-    "sqrt": S.sqrt,
-    "sin": S.sin,
-    "exp2": S.exp2,
-    "log2": S.log2,
-    "tanh": S.tanh,
-    "atan2": S.atan2,
-    "lt": S.lt,
-    "le": S.le,
-    "eq": S.eq,
-    "select": S.where,
-}
+# primitive -> the number-generic function that computes it (tang.expr.generic)
+REPLAY: dict[str, Callable[..., Any]] = PRIMITIVES
 
 
 def replay(graph: Graph, values: Mapping[str, Any] | Sequence[Any]) -> list[Any]:

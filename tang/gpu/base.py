@@ -22,7 +22,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from .data import ITEMSIZE, pack, to_array, typecode
-from .errors import DataError, DeviceLostError, GPUError, LimitError
+from .errors import DataError, DeviceLostError, GPUError, LimitError, ShaderError
 from .wgsl_info import Binding, KernelInfo, inspect
 
 UNLIMITED = sys.maxsize
@@ -139,6 +139,7 @@ class Device:
     ``_write``, ``_compile``, ``_dispatch``, ``_read`` (and async twins where needed)."""
 
     kind = "abstract"
+    printer = "wgsl"  # the tang.lower backend whose kernels this device runs
 
     def __init__(self, name: str, limits: Limits) -> None:
         self.name = name
@@ -219,10 +220,12 @@ class Device:
 
     # ---- kernels ----
     def kernel(self, source: Any, entry: str | None = None) -> Kernel:
-        """Compile ``source`` once per device (cached by hash); returns the Kernel."""
-        key, info = self._prepare_kernel(source, entry)
+        """Compile ``source`` once per device (cached by hash); returns the Kernel. ``source``
+        is a kernel printed by ``tang.lower`` for this device's ``printer`` (it carries its
+        bindings) or WGSL text (its declarations are read)."""
+        key, info, text = self._prepare_kernel(source, entry)
         if key not in self._kernels:
-            self._kernels[key] = Kernel(self, info, self._guard(self._compile, source, info), key)
+            self._kernels[key] = Kernel(self, info, self._guard(self._compile, text, info), key)
             self.compiles += 1
         return self._kernels[key]
 
@@ -230,11 +233,18 @@ class Device:
         """``kernel``, awaitable (in the page compile errors arrive asynchronously)."""
         return self.kernel(source, entry)
 
-    def _prepare_kernel(self, source: Any, entry: str | None) -> tuple[str, KernelInfo]:
+    def _prepare_kernel(self, source: Any, entry: str | None) -> tuple[str, KernelInfo, Any]:
+        """(cache key, entry point and bindings, the text to compile) of ``source``."""
         self._check_alive()
-        info = inspect(source, entry)
+        info = getattr(source, "info", None)
+        if isinstance(info, KernelInfo):  # printed by tang: it says what it binds
+            if entry is not None and entry != info.entry:
+                raise ShaderError(f"no compute entry point named {entry!r} (found {info.entry})")
+            source = source.source
+        else:
+            info = inspect(source, entry)
         self._check_kernel(info)
-        return source_key(source, info.entry), info
+        return source_key(source, info.entry), info, source
 
     def _check_kernel(self, info: KernelInfo) -> None:
         lim, what = self.limits, f"kernel {info.entry!r}"

@@ -1,9 +1,11 @@
 """Evaluate graph outputs (say value and gradient) over many points in one call.
 
-The outputs are printed once as tang's element-wise kernel (``tang.lower``: WGSL for a GPU,
-Python for the CPU device) whose layout is one packed input buffer ``src[k*n + i]`` (input
-``k``, item ``i``), one output buffer ``dst[j*n + i]`` and a uniform item count. Columns go
-up as one upload and come back as one read. Inputs are f32 on every device (the CPU device
+The outputs are printed once as tang's element-wise kernel in the device's language
+(``Device.printer``: WGSL for a GPU, Python for the CPU device; the kernel carries its
+bindings). Its layout is one packed input buffer ``src[k*n + i]`` (input ``k``, item
+``i``), one output buffer ``dst[j*n + i]`` and a uniform item count. Columns go up as one
+upload and come back as one read. The compile pipeline (``tang.compile``) makes the plans
+of text and gradients. Inputs are f32 on every device (the CPU device
 stores f32 too and computes in f64 in between), so the devices agree to f32 rounding.
 """
 
@@ -17,7 +19,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from ..expr.graph import Graph, Node, as_node
+from ..expr.graph import Graph, Node
+from ..lower.base import Lowered
 from .base import Device
 from .data import ITEMSIZE, pack
 from .errors import DataError, GPUError
@@ -79,10 +82,11 @@ def plan(
 
 
 @lru_cache(maxsize=64)
-def _source(outputs: tuple[Node, ...], inputs: tuple[str, ...], backend: str) -> str:
+def _kernel(outputs: tuple[Node, ...], inputs: tuple[str, ...], backend: str) -> Lowered:
+    """The outputs printed as ``backend``'s kernel (a GPU kernel carries its bindings)."""
     from ..lower import lower
 
-    return lower(list(outputs), list(inputs), backend, name=KERNEL_NAME).source
+    return lower(list(outputs), list(inputs), backend, name=KERNEL_NAME)
 
 
 @lru_cache(maxsize=64)
@@ -160,7 +164,7 @@ class _Job:
         self.cols, self.n = _columns(points, p.inputs)
         if not p.inputs:
             self.n = n
-        self.source = _source(p.outputs, p.inputs, "python" if dev.kind == "cpu" else "wgsl")
+        self.printed = _kernel(p.outputs, p.inputs, dev.printer)  # the device's language
         self.lap("prepare")
 
     def lap(self, name: str) -> None:
@@ -169,7 +173,10 @@ class _Job:
         self.t = now
 
     def kernel_source(self) -> Any:
-        return python_kernel(self.source) if self.dev.kind == "cpu" else self.source
+        """What the device compiles: a Python kernel as a function, any other the printed
+        kernel itself (its text and binding layout)."""
+        printed = self.printed
+        return python_kernel(printed.source) if printed.backend == "python" else printed
 
     def upload(self) -> tuple[list[Any], Any]:
         self.lap("compile")
@@ -251,33 +258,6 @@ def _on_cpu(
     batch = evaluate(p, points, device="cpu", n=n)
     batch.fallback = f"{dev.kind}: {exc.reason}"
     return batch
-
-
-def with_gradient(expr: Graph | Node | float, inputs: Sequence[str] | None = None) -> Plan:
-    """The value of ``expr`` and its partial derivative in each input (reverse mode, then the
-    exact simplifier rules only, which keep every IEEE result), as one plan."""
-    from ..expr.grad import gradient
-    from ..expr.simplify import simplify
-
-    target = expr if isinstance(expr, Graph) else as_node(expr)
-    g = gradient(target, inputs)
-    g = simplify(g, assume_finite=False)
-    names = ("value", *(f"d/d{name}" for name in g.inputs))
-    return plan(g, g.inputs, names)
-
-
-def expression_plan(text: str, grad: bool = False) -> Plan:
-    """Parse ``text`` (tang's safe parser; ``f(a, b) = …`` declares the inputs, otherwise
-    they are the variables among x, y, z it uses) into a plan: the value, and with ``grad``
-    every partial derivative. Raises ``tang.ParseError`` with the column."""
-    from ..expr.graph import variables
-    from ..expr.parse import DEFAULT_VARIABLES, parse_graph
-
-    graph = parse_graph(text)
-    if graph.inputs == DEFAULT_VARIABLES:
-        used = set(variables(graph.outputs))
-        graph = Graph([v for v in graph.inputs if v in used], graph.outputs)
-    return with_gradient(graph) if grad else plan(graph, names=["value"])
 
 
 def sample_points(inputs: Sequence[str], n: int, lo: float = -2.0, hi: float = 2.0) -> dict:

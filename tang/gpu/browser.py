@@ -191,13 +191,13 @@ class BrowserDevice(Device):
         self._dev.destroy()
 
     # ---- the awaited steps ----
-    async def kernel_async(self, source: str, entry: str | None = None) -> Kernel:
+    async def kernel_async(self, source: Any, entry: str | None = None) -> Kernel:
         """Compile and validate ``source`` (compile errors come back with line and column)."""
-        key, info = self._prepare_kernel(source, entry)
+        key, info, text = self._prepare_kernel(source, entry)
         if key in self._kernels:
             return self._kernels[key]
         self._dev.pushErrorScope("validation")  # a bad module is our error, not uncaptured
-        module = self._dev.createShaderModule(_obj({"code": source}))
+        module = self._dev.createShaderModule(_obj({"code": text}))
         messages = (await module.getCompilationInfo()).messages
         scoped = await self._dev.popErrorScope()
         for i in range(messages.length):
@@ -217,7 +217,7 @@ class BrowserDevice(Device):
         self.compiles += 1
         return kernel
 
-    def kernel(self, source: str, entry: str | None = None) -> Kernel:
+    def kernel(self, source: Any, entry: str | None = None) -> Kernel:
         return _run_sync(self.kernel_async(source, entry), "dev.kernel_async(source)")
 
     async def read_async(self, buf: Buffer) -> Any:

@@ -60,15 +60,15 @@ def _range(text: str) -> tuple[float, float]:
 
 def run(args: argparse.Namespace) -> int:
     """Evaluate, print, return the exit status."""
-    from ..expr.parse import ParseError
+    from ..compile import expression_plan
     from . import GPUError, device
-    from .batch import evaluate, expression_plan, sample_points
+    from .batch import evaluate, sample_points
 
     if args.repeat < 1:
         raise BadInput("--repeat must be at least 1")
     try:
         p = expression_plan(args.expr, args.grad)
-    except (ParseError, ValueError, TypeError) as err:  # text, or a graph that cannot run
+    except (ValueError, TypeError) as err:  # text (a ParseError), or a graph that cannot run
         raise BadInput(str(err)) from None
     lo, hi = _range(args.range)
     try:

@@ -18,6 +18,7 @@ class CPUDevice(Device):
     """Runs Python kernels in this interpreter; no limits beyond memory."""
 
     kind = "cpu"
+    printer = "python"  # graph kernels run here as tang's Python kernels
 
     def __init__(self) -> None:
         import platform
@@ -40,17 +41,17 @@ class CPUDevice(Device):
     def _read(self, buf: Buffer) -> bytes:
         return buf.handle.tobytes()
 
-    def _prepare_kernel(self, source: Any, entry: str | None) -> tuple[str, None]:
+    def _prepare_kernel(self, source: Any, entry: str | None) -> tuple[str, None, Any]:
         self._check_alive()
         if isinstance(source, str):
             raise ShaderError("the CPU device runs Python kernels fn(n, *buffers), not WGSL text")
         if not callable(source):
             raise ShaderError(f"a CPU kernel is a Python function, got {type(source).__name__}")
-        return f"py:{id(source)}:{getattr(source, '__qualname__', '')}", None
+        return f"py:{id(source)}:{getattr(source, '__qualname__', '')}", None, source
 
     def kernel(self, source: Callable[..., Any], entry: str | None = None) -> Kernel:
         """Wrap a Python function ``fn(n, *arrays)`` as a kernel (nothing to compile)."""
-        key, _ = self._prepare_kernel(source, entry)
+        key, _, _ = self._prepare_kernel(source, entry)
         cached = self._kernels.get(key)
         if cached is None or cached.handle is not source:
             cached = self._kernels[key] = Kernel(self, None, source, key)

@@ -8,26 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..expr.graph import Node, as_node, topo_order
-
-
-def _table(np: Any) -> dict[str, Any]:
-    """One numpy spelling per primitive."""
-    return {
-        "add": np.add,
-        "mul": np.multiply,
-        "neg": np.negative,
-        "recip": lambda a: np.divide(1.0, a),
-        "sqrt": np.sqrt,
-        "sin": np.sin,
-        "exp2": np.exp2,
-        "tanh": np.tanh,
-        "log2": np.log2,
-        "atan2": np.arctan2,
-        "lt": np.less,
-        "le": np.less_equal,
-        "eq": np.equal,
-        "select": np.where,
-    }
+from ..expr.ops import OPS
 
 
 def evaluate_numpy(
@@ -36,7 +17,6 @@ def evaluate_numpy(
     """Each output over all points: ``columns`` maps input names to equal-length arrays."""
     import numpy as np
 
-    ops = _table(np)
     cols = {k: np.asarray(v, dtype=dtype) for k, v in columns.items()}
     n = len(next(iter(cols.values()))) if cols else 1
     outs = [as_node(o) for o in outputs]
@@ -50,5 +30,6 @@ def evaluate_numpy(
                     raise KeyError(f"no column for input {node.name!r}")
                 vals[id(node)] = cols[node.name]
             else:
-                vals[id(node)] = ops[node.op](*(vals[id(a)] for a in node.args))
+                rule = OPS[node.op].numpy  # each primitive's numpy spelling: the registry's
+                vals[id(node)] = rule(np, *(vals[id(a)] for a in node.args))  # type: ignore[misc]
     return [np.broadcast_to(vals[id(o)], (n,)).astype(dtype) for o in outs]

@@ -1,5 +1,7 @@
-"""Read a WGSL module's resource bindings and compute entry points (workgroup size), so a
-device can check them against its limits and size a dispatch before the driver sees them.
+"""Read a hand-written WGSL module's resource bindings and compute entry points (workgroup
+size), so a device can check them against its limits and size a dispatch before the driver
+sees them. Kernels printed by ``tang.lower`` need no reading: they carry this description
+(``Lowered.info``).
 
 This is a reader of declarations only, not a WGSL parser: the driver still validates.
 """
@@ -7,9 +9,11 @@ This is a reader of declarations only, not a WGSL parser: the driver still valid
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
+from ..lower.bindings import Binding, KernelInfo
 from .errors import GPUError, ShaderError
+
+__all__ = ["Binding", "KernelInfo", "inspect", "strip_comments"]
 
 _BLOCK_COMMENT = re.compile(r"/\*.*?\*/", re.S)
 _LINE_COMMENT = re.compile(r"//[^\n]*")
@@ -17,36 +21,6 @@ _ATTRS = r"((?:@\w+\s*(?:\([^)]*\))?\s*)+)"
 _VAR = re.compile(_ATTRS + r"var\s*<\s*(\w+)\s*(?:,\s*(\w+)\s*)?>\s*(\w+)\s*:\s*([^;]+);")
 _FN = re.compile(_ATTRS + r"fn\s+(\w+)")
 _ATTR = re.compile(r"@(\w+)\s*(?:\(([^)]*)\))?")
-
-
-@dataclass(frozen=True)
-class Binding:
-    """One ``var<space, access>`` resource declaration of the module."""
-
-    group: int
-    binding: int
-    name: str
-    space: str  # "storage" or "uniform"
-    access: str  # "read", "read_write" (uniform: "read")
-    type: str
-
-
-@dataclass(frozen=True)
-class KernelInfo:
-    """What a device needs to know about one compute entry point."""
-
-    entry: str
-    workgroup_size: tuple[int, int, int]
-    bindings: tuple[Binding, ...]
-
-    @property
-    def storage(self) -> list[Binding]:
-        return [b for b in self.bindings if b.space == "storage"]
-
-    @property
-    def invocations(self) -> int:
-        x, y, z = self.workgroup_size
-        return x * y * z
 
 
 def strip_comments(source: str) -> str:

@@ -19,7 +19,7 @@ from .glsl import GLSL
 from .javascript import JavaScript
 from .metal import Metal
 from .opencl import OpenCL
-from .program import Program, Step, Store, schedule
+from .program import COLUMNS, Layout, Let, Load, Program, Statement, Step, Store, schedule
 from .python import Python
 from .wgsl import WGSL
 
@@ -60,4 +60,18 @@ class _CallableModule(types.ModuleType):
 
 sys.modules[__name__].__class__ = _CallableModule
 
-__all__ = ["BACKENDS", "Lowered", "Printer", "Program", "Step", "Store", "lower", "schedule"]
+__all__ = [
+    "BACKENDS",
+    "COLUMNS",
+    "Layout",
+    "Let",
+    "Load",
+    "Lowered",
+    "Printer",
+    "Program",
+    "Statement",
+    "Step",
+    "Store",
+    "lower",
+    "schedule",
+]

@@ -4,10 +4,11 @@ A backend is a subclass holding tables — operator templates, function names, t
 literal spellings — plus the few lines that open and close its kernel or function. All
 walking, precedence, parenthesising, naming and line bookkeeping happens here, once.
 
-Kernel layout (every GPU backend, and the C/JS/Python kernels): inputs are packed column by
-column in one buffer ``src`` (input ``k`` of item ``i`` at ``src[k*n + i]``), outputs the
-same way in ``dst`` (output ``j`` at ``dst[j*n + i]``), and ``n`` is the item count. Each
-backend module's docstring spells out its own bindings.
+Kernel layout (every GPU backend, and the C/JS/Python kernels): the program's ``Layout``
+(``tang.lower.program``) — today inputs packed column by column in one buffer ``src`` (input
+``k`` of item ``i`` at ``src[k*n + i]``), outputs the same way in ``dst`` (output ``j`` at
+``dst[j*n + i]``), and ``n`` is the item count. A printer spells the layout's addresses;
+each backend module's docstring spells out its own bindings.
 """
 
 from __future__ import annotations
@@ -21,7 +22,9 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from ..expr.graph import BOOL_OPS, Node, const
-from .program import ABS, Program
+from ..expr.ops import LIBRARY
+from .bindings import Binding, KernelInfo
+from .program import ABS, Layout, Let, Load, Program
 
 ONE = const(1.0)
 
@@ -51,7 +54,7 @@ def functions(spelling: str = "{}") -> dict[str, Op]:
     return {fn: call(spelling.format(fn), arity) for fn, arity in FUNCTIONS.items()}
 
 
-FUNCTIONS = {"sqrt": 1, "sin": 1, "exp2": 1, "log2": 1, "tanh": 1, "atan2": 2}
+FUNCTIONS: dict[str, int] = LIBRARY  # the registry's math-library functions: name -> arity
 # tanh in the shading languages whose built-in tanh may return nan once exp overflows
 # (WGSL and GLSL leave its accuracy to sinh/cosh): a formula that saturates to ±1 and keeps
 # nan. Near 0 its error is absolute (~1 ulp of 1), as the built-ins' may be.
@@ -205,6 +208,15 @@ class Lowered:
     body_nodes: tuple[tuple[Node, ...], ...]  # the nodes each body line computes or stores
 
     @functools.cached_property
+    def info(self) -> KernelInfo | None:
+        """A GPU kernel's entry point, workgroup size and bindings (what a device checks
+        and binds); None for a function or a CPU language's kernel."""
+        printer = _PRINTERS.get(self.backend)
+        if self.shape != "kernel" or printer is None or not printer.bindings:
+            return None
+        return KernelInfo(self.name, printer.workgroup_size, printer.bindings)
+
+    @functools.cached_property
     def line_nodes(self) -> dict[int, tuple[Node, ...]]:
         """Line number → the nodes that line computes (loads, steps, stores)."""
         return dict(enumerate(self.body_nodes, start=self.first_line))
@@ -247,12 +259,23 @@ def _pieces(template: str, arity: int) -> tuple[str, ...] | None:
     return tuple(texts)
 
 
+_PRINTERS: dict[str, type[Printer]] = {}  # backend name -> its printer class
+
+
 class Printer:
     """Base of every backend: subclasses fill in the tables and the kernel/function frame."""
 
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        _PRINTERS[cls.name] = cls
+
     name: str = ""
+    # how people see it: the page's tab, a file's extension, the editor's highlighting mode
+    label: str = ""
+    extension: str = "txt"
+    language: str = "cpp"  # one of the page's modes: cpp, javascript, python, wgsl
     dtypes: tuple[str, ...] = ("f32",)  # the first is the default
-    shapes: tuple[str, ...] = ("kernel",)
+    kinds: tuple[str, ...] = ("kernel",)  # what it prints: "kernel", "function"
     types: dict[str, str] = {"f32": "float", "f64": "double"}
     bool_type: str = "bool"
     ops: dict[str, Op] = C_OPS
@@ -264,9 +287,11 @@ class Printer:
     nan: dict[str, str] = {"f32": "NAN", "f64": "NAN"}
     uint_suffix: str = ""
     declare: str = "const {type} {name} = {expr};"
-    store: str = "dst[{index}] = {expr};"
+    store: str = "{buffer}[{index}] = {expr};"
     fn_store: str = "out[{k}] = {expr};"
     fn_return: str | None = None  # e.g. "return [{exprs}];" for languages that return
+    bindings: tuple[Binding, ...] = ()  # a GPU kernel's resources, which its frame declares
+    workgroup_size: tuple[int, int, int] = (1, 1, 1)
 
     # ---- the frame: what each backend writes around the body ----
     def kernel_frame(self, name: str, ty: str, prog: Program) -> tuple[list[str], int, list[str]]:
@@ -305,13 +330,27 @@ class Printer:
             return "-" + text, UNARY
         return text, ATOM
 
-    def index(self, k: int) -> str:
-        """The buffer index of column ``k`` of item ``i``."""
-        if k == 0:
-            return "i"
-        if k == 1:
-            return "n + i"
-        return f"{k}{self.uint_suffix} * n + i"
+    def index(self, k: int, layout: Layout) -> str:
+        """The buffer index of column ``k`` of the current item, as ``layout`` places it."""
+        column, count, item = layout.address(k)
+        if column == 0:
+            return item
+        if column == 1:
+            return f"{count} + {item}"
+        return f"{column}{self.uint_suffix} * {count} + {item}"
+
+    def addressing(self, k: int, layout: Layout) -> tuple[str, tuple[str, ...]]:
+        """Column ``k``'s load (``src[…]``) and its store line cut around the expression,
+        made once per column and layout: every kernel addresses the same few columns."""
+        cache = self.__dict__.setdefault("_addressing", {})
+        got = cache.get((k, layout))
+        if got is None:
+            index = self.index(k, layout)
+            fixed = (("buffer", layout.dest), ("index", index))
+            got = (f"{layout.source}[{index}]", _spliced(self.store, ("expr",), fixed))
+            if len(cache) < 4096:
+                cache[(k, layout)] = got
+        return got
 
     # ---- expressions ----
     def table(self, dtype: str) -> dict[str, Entry]:
@@ -327,13 +366,13 @@ class Printer:
                 cache[dtype][k] = (template, op.prec, op.needs, _pieces(template, len(op.needs)))
         return cache[dtype]
 
-    def expression(self, nodes: tuple[Node, ...], known: dict, shapes: dict, table: dict) -> str:
+    def expression(self, nodes: tuple[Node, ...], known: dict, forms: dict, table: dict) -> str:
         """Text of the last of ``nodes`` (an inlined subtree, children first). ``known``
         holds (text, precedence) of temporaries, inputs and constants, and gains the
-        inlined nodes' texts; ``shapes`` is the program's ``operands``."""
+        inlined nodes' texts; ``forms`` is the program's ``forms``."""
         text = ""
         for node in nodes:
-            op_name, args = shapes[node]
+            op_name, args = forms[node]
             template, prec, needs, pieces = table[op_name]
             if pieces is None:  # operands out of order (a select, say): format
                 parts = [known[a] for a in args]
@@ -365,18 +404,19 @@ class Printer:
     def render(
         self, prog: Program, *, shape: str = "kernel", dtype: str | None = None, name: str = "f"
     ) -> Lowered:
-        """Print ``prog`` as a ``shape`` ("kernel" or "function") in ``dtype``."""
+        """Print ``prog`` as a ``shape`` ("kernel" or "function") in ``dtype``: its
+        statements one line each, inside the backend's frame."""
         dtype = dtype or self.dtypes[0]
         if dtype not in self.dtypes:
             raise ValueError(f"{self.name} has no {dtype}; it supports {', '.join(self.dtypes)}")
-        if shape not in self.shapes:
-            raise ValueError(f"{self.name} prints {' and '.join(self.shapes)}s, not '{shape}'")
+        if shape not in self.kinds:
+            raise ValueError(f"{self.name} prints {' and '.join(self.kinds)}s, not '{shape}'")
         check_name(name)
         ty = self.types[dtype]
         idents = identifiers(prog.inputs)
-        shapes = prog.operands
+        forms = prog.forms
         table = self.table(dtype)
-        known: dict[Node, tuple[str, int]] = {}  # temporaries join as their steps print
+        known: dict[Node, tuple[str, int]] = {}  # temporaries join as their lets print
         for node in prog.leaves:
             if node.op == "var":
                 known[node] = (idents[node.name], ATOM)  # type: ignore[index]
@@ -389,41 +429,48 @@ class Printer:
         pad = self.indent * depth
         lines: list[str] = [*head]  # the source, line by line
         nodes: list[tuple[Node, ...]] = []  # the nodes of each body line
+        kernel = shape == "kernel"
+        layout = prog.layout
+        addressing = self.__dict__.get("_addressing") or {}  # see ``addressing``
         declare = _spliced(self.declare, ("name", "expr"), (("type", ty),))
-        if shape == "kernel":
-            columns = {n: k for k, n in enumerate(prog.inputs)}
-            before, between, after = declare
-            for node in prog.loads:
-                load = f"src[{self.index(columns[node.name])}]"  # type: ignore[index]
-                lines.append(pad + before + known[node][0] + between + load + after)
-                nodes.append((node,))
-        expression = self.expression
         declare_bool = _spliced(self.declare, ("name", "expr"), (("type", self.bool_type),))
-        for step in prog.steps:
-            expr = expression(step.nodes, known, shapes, table)
-            known[step.node] = (step.name, ATOM)  # later lines refer to it by name
-            before, between, after = declare_bool if step.node.op in BOOL_OPS else declare
-            lines.append(pad + before + step.name + between + expr + after)
-            nodes.append(step.nodes)
-        exprs = []
-        for st in prog.stores:
-            if st.nodes:
-                exprs.append((expression(st.nodes, known, shapes, table), st.nodes))
-            else:
-                exprs.append((known[st.node][0], (st.node,)))
-        if shape == "kernel":
-            for st, (expr, ns) in zip(prog.stores, exprs):
-                before, after = _spliced(self.store, ("expr",), (("index", self.index(st.index)),))
-                lines.append(pad + before + expr + after)
-                nodes.append(ns)
-        elif self.fn_return is None:
-            for st, (expr, ns) in zip(prog.stores, exprs):
-                lines.append(pad + self.fn_store.format(k=st.index, expr=expr))
-                nodes.append(ns)
-        else:
-            joined = ", ".join(e for e, _ in exprs)
-            lines.append(pad + self.fn_return.format(exprs=joined))
-            nodes.append(tuple(n for _, ns in exprs for n in ns))
+        expression = self.expression
+        stored: list[tuple[str, tuple[Node, ...]]] = []  # a function's outputs, for its return
+        for st in prog.statements:
+            kind = st.__class__
+            if kind is Let:
+                expr = expression(st.nodes, known, forms, table)
+                known[st.node] = (st.name, ATOM)  # later lines use it
+                before, between, after = declare_bool if st.node.op in BOOL_OPS else declare
+                lines.append(pad + before + st.name + between + expr + after)
+                nodes.append(st.nodes)
+            elif kind is Load:
+                if kernel:
+                    before, between, after = declare
+                    load = (
+                        addressing.get((st.column, layout)) or self.addressing(st.column, layout)
+                    )[0]
+                    lines.append(pad + before + known[st.node][0] + between + load + after)
+                    nodes.append((st.node,))
+            else:  # a Store
+                if st.nodes:
+                    expr, ns = expression(st.nodes, known, forms, table), st.nodes
+                else:
+                    expr, ns = known[st.node][0], (st.node,)
+                if kernel:
+                    before, after = (
+                        addressing.get((st.index, layout)) or self.addressing(st.index, layout)
+                    )[1]
+                    lines.append(pad + before + expr + after)
+                    nodes.append(ns)
+                elif self.fn_return is None:
+                    lines.append(pad + self.fn_store.format(k=st.index, expr=expr))
+                    nodes.append(ns)
+                else:
+                    stored.append((expr, ns))
+        if stored:
+            lines.append(pad + self.fn_return.format(exprs=", ".join(e for e, _ in stored)))
+            nodes.append(tuple(n for _, ns in stored for n in ns))
         lines.extend(tail)
         source = "\n".join(lines) + "\n"
         return Lowered(self.name, shape, dtype, name, source, prog, len(head) + 1, tuple(nodes))
@@ -432,10 +479,10 @@ class Printer:
         self, shape: str, name: str, ty: str, prog: Program
     ) -> tuple[tuple[str, ...], int, tuple[str, ...]]:
         """``kernel_frame`` or ``function_frame``, cached per printer: a frame depends on the
-        program only through its inputs, output names and whether it reads any input (the
+        program only through its inputs, output names, layout and whether it reads any input (the
         editor prints eight backends per keystroke, mostly with the same frame)."""
         cache = self.__dict__.setdefault("_frames", {})
-        key = (shape, name, ty, prog.inputs, prog.output_names, not prog.loads)
+        key = (shape, name, ty, prog.inputs, prog.output_names, not prog.loads, prog.layout)
         got = cache.get(key)
         if got is None:
             if len(cache) >= 256:
@@ -451,7 +498,7 @@ class Printer:
     # ---- helpers for frames ----
     def layout_comment(self, prog: Program) -> str:
         """One comment line naming the columns of the packed input and output buffers."""
-        return f"{self.comment} {_layout(prog.inputs, prog.output_names)}"
+        return f"{self.comment} {_layout(prog.inputs, prog.output_names, prog.layout)}"
 
 
 @functools.lru_cache(maxsize=1024)
@@ -470,10 +517,11 @@ def _spliced(
 
 
 @functools.lru_cache(maxsize=256)
-def _layout(inputs: tuple[str, ...], output_names: tuple[str, ...]) -> str:
+def _layout(inputs: tuple[str, ...], output_names: tuple[str, ...], layout: Layout) -> str:
     ins = ", ".join(f"{k}: {n}" for k, n in enumerate(identifiers(inputs).values()))
     outs = ", ".join(f"{k}: {_safe(n)}" for k, n in enumerate(output_names))
-    return f"src[k*n + i] = input k ({ins or 'none'}); dst[j*n + i] = output j ({outs})"
+    src, dst = layout.describe().split("; ")
+    return f"{src} ({ins or 'none'}); {dst} ({outs})"
 
 
 def _safe(text: str) -> str:

@@ -14,8 +14,9 @@ from .program import Program
 
 class C(Printer):
     name = "c"
+    label, extension, language = "C", "c", "cpp"
     dtypes = ("f64", "f32")
-    shapes = ("kernel", "function")
+    kinds = ("kernel", "function")
     ops = C_OPS
     ops_f32 = {**C_OPS, **functions("{}f")}
     bool_type = "int"

@@ -17,6 +17,7 @@ from .program import Program
 
 class CUDA(Printer):
     name = "cuda"
+    label, extension, language = "CUDA", "cu", "cpp"
     dtypes = ("f32", "f64")
     ops = C_OPS
     ops_f32 = {**C_OPS, **functions("{}f")}

@@ -18,6 +18,7 @@ from .program import Program
 
 class GLSL(Printer):
     name = "glsl"
+    label, extension, language = "GLSL", "comp", "cpp"
     dtypes = ("f32",)
     ops = {**C_OPS, "atan2": call("atan", 2), "tanh": TANH_FROM_EXP}
     float_suffix = {"f32": ""}

@@ -13,8 +13,9 @@ from .program import Program
 
 class JavaScript(Printer):
     name = "javascript"
+    label, extension, language = "JavaScript", "js", "javascript"
     dtypes = ("f64",)
-    shapes = ("kernel", "function")
+    kinds = ("kernel", "function")
     ops = {
         **C_OPS,
         **functions("Math.{}"),

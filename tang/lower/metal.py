@@ -16,6 +16,7 @@ from .program import Program
 
 class Metal(Printer):
     name = "metal"
+    label, extension, language = "Metal", "metal", "cpp"
     dtypes = ("f32",)
     ops = {**C_OPS, **functions("precise::{}")}
 

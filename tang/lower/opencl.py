@@ -14,6 +14,7 @@ from .program import Program
 
 class OpenCL(Printer):
     name = "opencl"
+    label, extension, language = "OpenCL", "cl", "cpp"
     dtypes = ("f32", "f64")
     ops = C_OPS
 

@@ -1,10 +1,14 @@
-"""Schedule output nodes into a straight-line program that every backend prints.
+"""Schedule output nodes into a program: a short list of statements every backend prints.
 
-A program is the live nodes of a graph in dependency order, each computed once into a
-temporary ``t0, t1, …`` (named densely, in order), then one store per output. Nodes used
-exactly once may be *inlined* into their user's line for readability (bounded by a size cap
-so expressions stay short and shallow). The program knows nothing about any language; the
-printers in this package turn it into text and record which line computes which node.
+A program is statements over one item ``i`` of a kernel: ``Load`` an input column into a
+variable, ``Let`` a temporary ``t0, t1, …`` (named densely, in order) be one expression,
+``Store`` an output column — each live node of the graph computed once, in dependency
+order. Nodes used exactly once may be *inlined* into their user's line for readability
+(bounded by a size cap so expressions stay short and shallow). Where the columns live is
+the program's ``Layout`` (today one packed buffer per side, ``src[k*n + i]``); statements
+that later kinds of programs need (a loop over an axis, an accumulation, an index
+computation) join the same list. The program knows nothing about any language; the printers
+in this package turn it into text and record which line computes which node.
 """
 
 from __future__ import annotations
@@ -19,39 +23,101 @@ from ..expr.graph import Graph, Node, as_node, topo_order
 LEAVES = frozenset({"const", "var"})
 
 
-@dataclass(frozen=True)
-class Step:
+@dataclass(frozen=True, eq=False)  # compared and hashed by identity: printers cache by it
+class Layout:
+    """Where a kernel's columns live: column ``k`` of item ``i`` at ``buffer[k*n + i]``,
+    the inputs in ``source`` and the outputs in ``dest``, ``n`` items (one packed buffer per
+    side, each input or output one contiguous column). Printers spell an address from
+    ``address``; the host packs and unpacks buffers the same way."""
+
+    source: str = "src"
+    dest: str = "dst"
+    count: str = "n"
+    item: str = "i"
+
+    def address(self, column: int) -> tuple[int, str, str]:
+        """Column ``column`` of the current item as (column, count, item): column·count + item."""
+        return column, self.count, self.item
+
+    def describe(self) -> str:
+        """The layout in one line of words, for a comment atop each kernel."""
+        c, i = self.count, self.item
+        return f"{self.source}[k*{c} + {i}] = input k; {self.dest}[j*{c} + {i}] = output j"
+
+
+COLUMNS = Layout()  # the element-wise kernels' layout
+
+
+class _Statement:
+    """A statement of a program: plain slots, not a dataclass (an edit in the page makes
+    dozens, and a frozen dataclass costs three times as much to build); never changed
+    after ``schedule`` makes it."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{k}={getattr(self, k)!r}" for k in self.__slots__)
+        return f"{type(self).__name__}({fields})"
+
+
+class Load(_Statement):
+    """Input ``column`` of the current item into the input's variable ``node`` (kernels
+    only; a function takes its inputs as parameters)."""
+
+    __slots__ = ("column", "node")
+
+    def __init__(self, node: Node, column: int) -> None:
+        self.node, self.column = node, column
+
+
+class Let(_Statement):
     """One line ``name = expression``: computes ``node``; ``nodes`` is the inlined subtree
     printed on the line, children first and ``node`` last."""
 
-    name: str
-    node: Node
-    nodes: tuple[Node, ...]
+    __slots__ = ("name", "node", "nodes")
+
+    def __init__(self, name: str, node: Node, nodes: tuple[Node, ...]) -> None:
+        self.name, self.node, self.nodes = name, node, nodes
 
 
-@dataclass(frozen=True)
-class Store:
+Step = Let  # the name this statement had when a program was only steps
+
+
+class Store(_Statement):
     """Output ``index`` gets ``node``; ``nodes`` is the subtree printed inline on the store
     line (empty when the node is a temporary, an input or a constant)."""
 
-    index: int
-    node: Node
-    nodes: tuple[Node, ...]
+    __slots__ = ("index", "node", "nodes")
+
+    def __init__(self, index: int, node: Node, nodes: tuple[Node, ...]) -> None:
+        self.index, self.node, self.nodes = index, node, nodes
+
+
+Statement = Load | Let | Store
 
 
 @dataclass(frozen=True)
 class Program:
-    """Inputs, the straight-line steps and the output stores of one kernel or function."""
+    """Inputs, outputs and the statements of one kernel or function, in order: the loads,
+    the lets, then one store per output."""
 
     inputs: tuple[str, ...]
     outputs: tuple[Node, ...]
     output_names: tuple[str, ...]
-    steps: tuple[Step, ...]
-    stores: tuple[Store, ...]
+    statements: tuple[Statement, ...]
     temps: dict[Node, str]
     loads: tuple[Node, ...]  # the variable nodes the program reads, in input order
     leaves: tuple[Node, ...]  # every constant and variable node the program reads
     nodes: tuple[Node, ...] = ()  # every node the outputs reach, children first
+    layout: Layout = COLUMNS
+
+    @functools.cached_property
+    def steps(self) -> tuple[Let, ...]:
+        return tuple(s for s in self.statements if s.__class__ is Let)
+
+    @functools.cached_property
+    def stores(self) -> tuple[Store, ...]:
+        return tuple(s for s in self.statements if s.__class__ is Store)
 
     @property
     def used_inputs(self) -> tuple[str, ...]:
@@ -59,22 +125,23 @@ class Program:
         return tuple(n.name for n in self.loads)  # type: ignore[misc]
 
     @functools.cached_property
-    def operands(self) -> dict[Node, tuple[str, tuple]]:
-        """How each operation prints in every language, as (op, operands): ``sub`` for
-        an add of a negation or of a negative constant (whose magnitude is ``(ABS, c)``),
-        constants first in a product (2 * x) and last in a sum (x + 1). Worked out once
-        per program, for all the printers."""
-        shapes: dict[Node, tuple[str, tuple]] = {}
-        for nodes in [*(s.nodes for s in self.steps), *(s.nodes for s in self.stores)]:
-            for node in nodes:
-                shapes[node] = _shape(node, self.temps)
-        return shapes
+    def forms(self) -> dict[Node, tuple[str, tuple]]:
+        """How each operation prints in every language, as (form, operands): the op, or
+        ``sub`` for an add of a negation or of a negative constant (whose magnitude is
+        ``(ABS, c)``), constants first in a product (2 * x) and last in a sum (x + 1).
+        Worked out once per program, for all the printers."""
+        forms: dict[Node, tuple[str, tuple]] = {}
+        for s in self.statements:
+            if s.__class__ is not Load:
+                for node in s.nodes:  # type: ignore[union-attr]
+                    forms[node] = _form(node, self.temps)
+        return forms
 
 
 ABS = "abs"  # key (ABS, c) in a printer's table of texts: a negative constant's magnitude
 
 
-def _shape(node: Node, temps: dict[Node, str]) -> tuple[str, tuple]:
+def _form(node: Node, temps: dict[Node, str]) -> tuple[str, tuple]:
     """(op, operands) as printed; IEEE addition commutes and a - b is a + (-b), bit for bit."""
     op, args = node.op, node.args
     if op == "mul" and args[1].op == "const":
@@ -143,7 +210,7 @@ def schedule(
 
     temps: dict[Node, str] = {}
     pending: dict[Node, tuple[Node, ...]] = {}  # inlined node -> its subtree, children first
-    steps: list[Step] = []
+    steps: list[Let] = []
     stored = set(outs)
     for node in order:
         if node.op in LEAVES:
@@ -158,11 +225,13 @@ def schedule(
         else:
             name = f"t{len(steps)}"
             temps[node] = name
-            steps.append(Step(name, node, tuple(subtree)))
-    stores = tuple(Store(k, o, pending.pop(o, ())) for k, o in enumerate(outs))
+            steps.append(Let(name, node, tuple(subtree)))
+    stores = [Store(k, o, pending.pop(o, ())) for k, o in enumerate(outs)]
     assert not pending, "every inlined node has exactly one user"
     loads = tuple(var_nodes[name] for name in inputs if name in var_nodes)
     leaves = tuple(n for n in order if n.op in LEAVES)
+    columns = {name: k for k, name in enumerate(inputs)}
+    statements = (*[Load(n, columns[n.name]) for n in loads], *steps, *stores)  # type: ignore[index]
     return Program(
-        inputs, outs, tuple(output_names), tuple(steps), stores, temps, loads, leaves, tuple(order)
+        inputs, outs, tuple(output_names), statements, temps, loads, leaves, tuple(order)
     )

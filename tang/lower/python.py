@@ -13,15 +13,16 @@ from .program import Program
 
 IMPORTS = [
     "from tang.ieee import INF as _inf, NAN as _nan",
-    "from tang.ieee import atan2 as _atan2, exp2 as _exp2, log2 as _log2",
+    "from tang.ieee import atan2 as _atan2, cos as _cos, exp2 as _exp2, log2 as _log2",
     "from tang.ieee import recip as _recip, sin as _sin, sqrt as _sqrt, tanh as _tanh",
 ]
 
 
 class Python(Printer):
     name = "python"
+    label, extension, language = "Python", "py", "python"
     dtypes = ("f64",)
-    shapes = ("kernel", "function")
+    kinds = ("kernel", "function")
     ops = {
         **C_OPS,
         **functions("_{}"),
@@ -33,7 +34,7 @@ class Python(Printer):
     inf = {"f64": "_inf"}
     nan = {"f64": "_nan"}
     declare = "{name} = {expr}"
-    store = "dst[{index}] = {expr}"
+    store = "{buffer}[{index}] = {expr}"
     fn_return = "return [{exprs}]"
 
     def kernel_frame(self, name: str, ty: str, prog: Program) -> tuple[list[str], int, list[str]]:

@@ -26,11 +26,26 @@ about 1e-7 absolute, not relative.
 from __future__ import annotations
 
 from .base import ATOM, C_OPS, LOWEST, TANH_FROM_EXP, Op, Printer
+from .bindings import Binding
 from .program import Program
+
+# The kernel's resources, declared from this table (and carried by each printed kernel).
+BINDINGS = (
+    Binding(0, 0, "params", "uniform", "read", "Params"),
+    Binding(0, 1, "src", "storage", "read", "array<f32>"),
+    Binding(0, 2, "dst", "storage", "read_write", "array<f32>"),
+)
+
+
+def declaration(b: Binding) -> str:
+    """The WGSL line that declares ``b``."""
+    space = "uniform" if b.space == "uniform" else f"storage, {b.access}"
+    return f"@group({b.group}) @binding({b.binding}) var<{space}> {b.name}: {b.type};"
 
 
 class WGSL(Printer):
     name = "wgsl"
+    label, extension, language = "WGSL", "wgsl", "wgsl"
     dtypes = ("f32",)
     ops = {
         **C_OPS,
@@ -42,23 +57,24 @@ class WGSL(Printer):
     nan = {"f32": "bitcast<f32>(0x7fc00000u)"}
     uint_suffix = "u"
     declare = "let {name} = {expr};"
+    bindings = BINDINGS
+    workgroup_size = (64, 1, 1)
 
     def kernel_frame(self, name: str, ty: str, prog: Program) -> tuple[list[str], int, list[str]]:
+        width = self.workgroup_size[0]
         head = [
             "struct Params {",
             "    n: u32,",
             "}",
             "",
-            "@group(0) @binding(0) var<uniform> params: Params;",
-            "@group(0) @binding(1) var<storage, read> src: array<f32>;",
-            "@group(0) @binding(2) var<storage, read_write> dst: array<f32>;",
+            *(declaration(b) for b in self.bindings),
             "",
             self.layout_comment(prog),
-            "@compute @workgroup_size(64)",
+            f"@compute @workgroup_size({width})",
             f"fn {name}(@builtin(global_invocation_id) gid: vec3<u32>,",
             f"{' ' * (len(name) + 4)}@builtin(num_workgroups) groups: vec3<u32>) {{",
             "    let n = params.n;",
-            "    let i = gid.x + gid.y * groups.x * 64u;",
+            f"    let i = gid.x + gid.y * groups.x * {width}u;",
             "    if i >= n {",
             "        return;",
             "    }",

@@ -5,8 +5,9 @@ flight, Duals its exact slopes, traced variables a graph.
   probe that enters a body stops on its surface, at the exact point where its last step
   crossed it, so the stop point (and the time of impact) move smoothly with the launch.
 - ``closest_approach``: the distance from a target to the flown path (the polyline through
-  the leapfrog positions). It is continuously differentiable wherever one part of the path
-  is nearest, so its exact slope is the gradient an optimiser wants: no surrogate needed.
+  the leapfrog positions): the true closest approach. It is differentiable wherever one
+  part of the path is nearest, so its exact slope is the gradient an optimiser wants, with
+  no smoothing (where two parts tie it has a crease, which demos/orbit.py steps along).
 - ``value_and_gradient``: a function of two numbers and both partial derivatives, from one
   forward pass on Duals carrying two tangents.
 
@@ -17,7 +18,6 @@ leave a loop early), so the graph computes the same function.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -120,11 +120,12 @@ def fly(
         ax, ay, r2s = pull(nx, ny, bodies, kick)
         for i, limit in enumerate(limits):
             inside = r2s[i] < limit
-            if inside is False:
+            traced = isinstance(inside, Node)
+            if not traced and not inside:
                 continue
             f = entry_fraction(x, y, nx, ny, bodies[i])
             sx, sy = x + f * (nx - x), y + f * (ny - y)
-            if not isinstance(inside, Node):  # decided: the flight ends on the surface
+            if not traced:  # decided: the flight ends on the surface
                 xs.append(sx)
                 ys.append(sy)
                 return Flight(xs, ys, i, (n + f) * dt)
@@ -229,7 +230,8 @@ def shoot(
     flight = fly(pad[0], pad[1], vx, vy, bodies, steps=steps, dt=dt)
     # The pad itself is left out: a shot moving away from the target then has its nearest
     # point one step out, whose slope turns it toward the target (at the pad it has none).
-    miss, nearest = closest_approach(flight.xs[1:], flight.ys[1:], target[0], target[1])
+    xs, ys = (flight.xs[1:], flight.ys[1:]) if len(flight.xs) > 1 else (flight.xs, flight.ys)
+    miss, nearest = closest_approach(xs, ys, target[0], target[1])
     return Shot(flight, miss, nearest)
 
 
@@ -242,8 +244,3 @@ def value_and_gradient(
     value, tangent = dual.split(out, level, 0j)
     tangent = complex(tangent)
     return float(value), (tangent.real, tangent.imag)
-
-
-def finite(*xs: float) -> bool:
-    """True when every number is finite."""
-    return all(math.isfinite(v) for v in xs)

@@ -5,7 +5,8 @@ fusion, gradients and the online-softmax rewrite (see docs/tensor-ir.md).
     x = tensor.input("x", (4, 8)); w = tensor.input("w", (8, 3))
     g = tensor.graph(y=tensor.softmax(x @ w))
     print(g)                      # the printed IR
-    tensor.evaluate(g, {"x": ..., "w": ...})
+    tensor.evaluate(g, {"x": ..., "w": ...})   # the reference evaluator
+    tensor.run(g, {"x": ..., "w": ...})        # kernels on a tang.gpu device
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from .comprehension import (
     monoid,
     prune,
 )
-from .evaluate import evaluate
+from .evaluate import evaluate, reduction_trace
 from .frontend import Tensor, as_tensor, comprehend, graph, input
 from .ops import (
     add,
@@ -61,6 +62,7 @@ from .ops import (
 )
 from .passes import fuse, grad, online_rescale
 from .printing import format_graph
+from .runtime import Compiled, compile, compile_async, run
 from .view import IndexMap, NonAffineReshape, View
 
 # The issue's name for the online-softmax rewrite; the pass itself names no op.
@@ -71,6 +73,7 @@ __all__ = [
     "MIN",
     "PROD",
     "SUM",
+    "Compiled",
     "Comprehension",
     "IndexMap",
     "Inline",
@@ -84,6 +87,8 @@ __all__ = [
     "add",
     "as_tensor",
     "attention",
+    "compile",
+    "compile_async",
     "comprehend",
     "cross_entropy",
     "div",
@@ -112,9 +117,11 @@ __all__ = [
     "prod",
     "prune",
     "reduce",
+    "reduction_trace",
     "relu",
     "rms_norm",
     "rope",
+    "run",
     "sigmoid",
     "silu",
     "softmax",

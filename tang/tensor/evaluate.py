@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from ..expr.graph import PRIMITIVES, Node, topo_order
@@ -112,8 +112,19 @@ class _PointEvaluator:
         }
 
     def at(self, out: Sequence[int]) -> float:
-        comp, names = self.comp, self.names
+        comp = self.comp
         env: dict[str, int] = dict(zip(comp.index, out))
+        leaf = self._reader(env)
+        if not comp.reduce:
+            return self.body.run(leaf)[0]
+        state = list(comp.monoid.identity)  # type: ignore[union-attr]
+        for _, _, last in self._fold(env, leaf):
+            state = last
+        return self._finish(env, leaf, state)
+
+    def _reader(self, env: dict[str, int]) -> Callable[[str], float]:
+        """The leaf values at the index ``env`` (updated in place as the reduction runs)."""
+        comp, names = self.comp, self.names
 
         def leaf(name: str) -> float:
             if name in env:
@@ -132,24 +143,68 @@ class _PointEvaluator:
             ]
             return self.inner[name].at(index)
 
-        if not comp.reduce:
-            return self.body.run(leaf)[0]
-        monoid = comp.monoid
+        return leaf
+
+    def _fold(
+        self, env: dict[str, int], leaf: Callable[[str], float]
+    ) -> Iterator[tuple[tuple[int, ...], list[float], list[float]]]:
+        """The reduction one point at a time: (point, body element, state after combining)."""
+        monoid = self.comp.monoid
         assert monoid is not None and self.combine is not None
         state = list(monoid.identity)
         primes = [s + "'" for s in monoid.state]
-        reduced = [n for n, _ in comp.reduce]
-        for point in itertools.product(*(range(e) for _, e in comp.reduce)):
+        reduced = [n for n, _ in self.comp.reduce]
+        for point in itertools.product(*(range(e) for _, e in self.comp.reduce)):
             env.update(zip(reduced, point))
             element = self.body.run(leaf)
             scope = dict(zip(monoid.state, state)) | dict(zip(primes, element))
             state = self.combine.run(scope.__getitem__)
+            yield point, element, state
+
+    def _finish(
+        self, env: dict[str, int], leaf: Callable[[str], float], state: list[float]
+    ) -> float:
+        """The output from the reduced state: the epilogue, or the state's one component."""
         if self.epilogue is None:
             return state[0]
-        for n in reduced:
+        for n, _ in self.comp.reduce:
             env[n] = 0
-        scope = dict(zip(monoid.state, state))
+        scope = dict(zip(self.comp.monoid.state, state))  # type: ignore[union-attr]
         return self.epilogue.run(lambda name: scope[name] if name in scope else leaf(name))[0]
+
+    def trace(self, out: Sequence[int]) -> dict[str, Any]:
+        """``at(out)`` one reduction point at a time (see ``reduction_trace``)."""
+        if not self.comp.reduce:
+            raise TensorIRError(f"comprehension {self.comp.name} has no reduction to trace")
+        env: dict[str, int] = dict(zip(self.comp.index, out))
+        leaf = self._reader(env)
+        steps, state = [], list(self.comp.monoid.identity)  # type: ignore[union-attr]
+        for point, element, state in self._fold(env, leaf):
+            steps.append({"point": point, "element": element, "state": state})
+        return {"steps": steps, "value": self._finish(env, leaf, state)}
+
+
+def reduction_trace(
+    graph: TensorGraph, inputs: Mapping[str, Any], name: str, index: Sequence[int]
+) -> dict[str, Any]:
+    """Comprehension ``name`` of ``graph`` at output ``index``, folded one reduction point at
+    a time in pure Python: ``{"steps": [{"point", "element", "state"}…], "value"}``, the
+    state after each point's body element is combined, and the output (epilogue applied).
+    The evaluator's own fold, exposed so a reduction can be shown step by step."""
+    missing = [k for k in graph.inputs if k not in inputs]
+    if missing:
+        raise TensorIRError(f"no value given for the inputs {missing}")
+    comp = graph[name]
+    index = tuple(index)
+    if len(index) != len(comp.shape) or not all(0 <= i < n for i, n in zip(index, comp.shape)):
+        raise TensorIRError(f"index {list(index)} is outside {name}'s shape {list(comp.shape)}")
+    buffers: dict[str, list[float]] = {
+        k: _flatten(inputs[k], shape, k) for k, shape in graph.inputs.items()
+    }
+    for c in graph.comprehensions[: graph.comprehensions.index(comp)]:
+        point = _PointEvaluator(c, buffers)
+        buffers[c.name] = [point.at(o) for o in itertools.product(*(range(e) for e in c.shape))]
+    return _PointEvaluator(comp, buffers).trace(index)
 
 
 def _run_python(graph: TensorGraph, inputs: Mapping[str, Any]) -> dict[str, Any]:

@@ -14,17 +14,18 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from ..expr.graph import BOOL_OPS, Node, topo_order
+from ..expr.graph import BOOL_OPS, Node, make, topo_order, var
 from ..lower import BACKENDS
 from ..lower.base import ATOM, identifiers
-from ..lower.bindings import Binding, KernelInfo
 from ..lower.program import ABS, Let, Store, schedule
 from ..lower.python import IMPORTS
-from ..lower.wgsl import declaration
-from .comprehension import Comprehension, Load, TensorGraph
+from .comprehension import Comprehension, Inline, Load, Monoid, TensorGraph
+from .passes.schedule import Plan
+from .passes.schedule import plan as schedule_plan
 from .printing import format_comprehension
 from .view import row_major
 
@@ -49,6 +50,16 @@ class Statements:
     clamp: str  # a position kept inside its buffer: {p}, {last}
     block: str | None  # opens a nested scope (None: none needed)
     block_end: str | None
+    array: str  # a private array of {size} elements: {type}, {name}, {size}, {value}
+    element: str  # one element of a private or shared array: {name}, {i}
+    unravel: str  # one axis of a flat index: {flat}, {stride}, {extent}
+    minimum: str  # the smaller of two integers: {a}, {b}
+    loop_step: str  # a loop counting by {step}: {var}, {extent}, {step}
+    when: str  # opens a conditional block: {cond}
+    when_end: str | None
+    shared: str | None  # workgroup memory: {type}, {name}, {size} (None: no workgroups)
+    barrier: str | None  # every invocation of the workgroup waits here
+    unroll: int = 0  # loops of a constant extent up to this are printed unrolled
 
 
 STATEMENTS: dict[str, Statements] = {
@@ -69,6 +80,15 @@ STATEMENTS: dict[str, Statements] = {
         clamp="(({p}) < 0 ? 0 : ({p}) > {last} ? {last} : ({p}))",
         block="{",
         block_end="}",
+        array="{type} {name}[{size}];",
+        element="{name}[{i}]",
+        unravel="{flat} / {stride} % {extent}",
+        minimum="(({a}) < ({b}) ? ({a}) : ({b}))",
+        loop_step="for (long {var} = 0; {var} < {extent}; {var} += {step}) {{",
+        when="if ({cond}) {{",
+        when_end="}",
+        shared=None,
+        barrier=None,
     ),
     "wgsl": Statements(  # one kernel per comprehension: see lower_wgsl
         header=(),
@@ -87,6 +107,18 @@ STATEMENTS: dict[str, Statements] = {
         clamp="clamp({p}, 0, {last})",
         block="{",
         block_end="}",
+        array="var {name}: array<{type}, {size}>;",
+        element="{name}[{i}]",
+        unravel="{flat} / {stride} % {extent}",
+        minimum="min({a}, {b})",
+        loop_step="for (var {var}: i32 = 0; {var} < {extent}; {var} += {step}) {{",
+        when="if {cond} {{",
+        when_end="}",
+        shared="var<workgroup> {name}: array<{type}, {size}>;",
+        barrier="workgroupBarrier();",
+        # Mesa's llvmpipe (lavapipe) stops an invocation after 65,535 loop iterations in
+        # all, so short inner loops (dot products, vector lanes) are unrolled
+        unroll=64,
     ),
     "python": Statements(
         header=(*IMPORTS, "", ""),
@@ -105,8 +137,23 @@ STATEMENTS: dict[str, Statements] = {
         clamp="min(max({p}, 0), {last})",
         block=None,
         block_end=None,
+        array="{name} = [{value}] * {size}",
+        element="{name}[{i}]",
+        unravel="{flat} // {stride} % {extent}",
+        minimum="min({a}, {b})",
+        loop_step="for {var} in range(0, {extent}, {step}):",
+        when="if {cond}:",
+        when_end=None,
+        shared=None,
+        barrier=None,
     ),
 }
+
+
+# the longest reduction of an inline producer whose invariant loads are staged
+MAX_STAGED = 128
+# the most copies of a loop body that unrolling nested loops may print
+UNROLL_BUDGET = 256
 
 
 def _affine(terms: Sequence[tuple[int, str]], constant: int) -> str:
@@ -133,6 +180,8 @@ class _Writer:
         self.lines: list[str] = []
         self.depth = 1
         self._scopes = itertools.count()
+        self._unrolled: list[int] = []
+        self._loop_starts: list[tuple[str, int]] = []
 
     def emit(self, line: str) -> None:
         self.lines.append(self.printer.indent * self.depth + line)
@@ -145,6 +194,39 @@ class _Writer:
         self.depth -= 1
         if line is not None:
             self.emit(line)
+
+    def loop(self, var: str, extent: int | str) -> None:
+        """Open a loop of ``var`` over ``range(extent)`` (closed by ``end_loop``). A short
+        loop of constant extent is unrolled where the table says so: its body is printed
+        once per value, each copy in a block that binds ``var``."""
+        product = math.prod(e for e in self._unrolled if e)
+        unroll = (
+            isinstance(extent, int)
+            and 0 < extent <= self.st.unroll
+            and product * extent <= UNROLL_BUDGET
+            and self.st.block is not None
+        )
+        self._unrolled.append(extent if unroll else 0)
+        if unroll:
+            self._loop_starts.append((var, len(self.lines)))
+            self.depth += 1
+        else:
+            self.open(self.st.loop.format(var=var, extent=extent))
+
+    def end_loop(self) -> None:
+        extent = self._unrolled.pop()
+        if not extent:
+            self.close(self.st.loop_end)
+            return
+        var, start = self._loop_starts.pop()
+        body = self.lines[start:]
+        del self.lines[start:]
+        self.depth -= 1
+        for value in range(extent):
+            self.open(self.st.block)  # type: ignore[arg-type]
+            self.emit(self.st.index.format(name=var, expr=value))
+            self.lines.extend(body)
+            self.close(self.st.block_end)
 
     def scope(self) -> str:
         return f"_{next(self._scopes)}"
@@ -183,53 +265,104 @@ class _Writer:
         return outs
 
 
-def _value(
-    w: _Writer, comp: Comprehension, index: Sequence[str], buffers: dict, shapes: dict
-) -> str:
-    """Emit the lines computing ``comp`` at output index ``index`` (integer expressions)
-    and return the text of its value."""
-    p = w.scope()
-    local = {n: f"{p}{n}" for n in comp.names}
-    for name, expr in zip(comp.index, index):
-        if name in _used_indices(comp):
-            w.emit(w.st.index.format(name=local[name], expr=expr))
-    reads = {name: f"{p}v{k}" for k, name in enumerate(comp.reads)}
-    names = {n: w.st.as_value.format(name=local[n], type=w.type) for n in comp.names} | reads
+class _Scope:
+    """The local names of one comprehension being emitted: its index variables (``local``),
+    its reads (``reads``) and how each prints as a value in an expression (``names``)."""
 
-    def load(nodes: Sequence[Node]) -> None:
+    def __init__(
+        self,
+        w: _Writer,
+        comp: Comprehension,
+        buffers: dict,
+        shapes: dict,
+        staged: Mapping[str, str] | None = None,
+    ) -> None:
+        """``staged``: reads already held in a private array indexed by the reduction
+        variable (``stage_inline_loads``)."""
+        self.w, self.comp, self.buffers, self.shapes = w, comp, buffers, shapes
+        self.staged = dict(staged or {})
+        self.inline_staged: dict[str, dict[str, str]] = {}
+        self.p = p = w.scope()
+        self.local = {n: f"{p}{n}" for n in comp.names}
+        self.reads = {name: f"{p}v{k}" for k, name in enumerate(comp.reads)}
+        self.names = {
+            n: w.st.as_value.format(name=self.local[n], type=w.type) for n in comp.names
+        } | self.reads
+
+    def indices(self, given: Mapping[str, str], every: bool = False) -> None:
+        """Declare the index variables ``given`` (name → integer expression) that are used
+        (``every``: all of them)."""
+        used = _used_indices(self.comp)
+        for name, expr in given.items():
+            if every or name in used:
+                self.w.emit(self.w.st.index.format(name=self.local[name], expr=expr))
+
+    def address(self, view: Any, local: Mapping[str, str] | None = None) -> str:
+        """The flat position ``view`` gives for the index variables' local names."""
+        local = local or self.local
+        return _affine(
+            [(s, local[n]) for s, n in zip(view.strides, self.comp.names) if s], view.offset
+        )
+
+    def load(self, nodes: Sequence[Node], only: Callable[[str], bool] | None = None) -> None:
+        """Declare the reads ``nodes`` use (those ``only`` accepts): a buffer element at the
+        view's position, or an inline producer computed in place."""
+        w, comp = self.w, self.comp
         used = {n.name for n in topo_order(nodes) if n.op == "var"}
         for name, read in comp.reads.items():
-            if name not in used:
+            if name not in used or (only is not None and not only(name)):
+                continue
+            if name in self.staged:
+                ((r, _),) = comp.reduce
+                cell = w.st.element.format(name=self.staged[name], i=self.local[r])
+                w.emit(w.printer.declare.format(type=w.type, name=self.reads[name], expr=cell))
                 continue
             if isinstance(read, Load):
                 v = read.view
-                size = math.prod(shapes[read.source])
-                at = _affine([(s, local[n]) for s, n in zip(v.strides, comp.names) if s], v.offset)
+                size = math.prod(self.shapes[read.source])
+                at = self.address(v)
                 lo, hi = v.span() if v.size else (0, 0)
                 if lo < 0 or hi >= size:  # only under a guard that discards the value
                     at = w.st.clamp.format(p=at, last=size - 1)
                 w.emit(
                     w.st.load.format(
-                        type=w.type, name=reads[name], buffer=buffers[read.source], index=at
+                        type=w.type,
+                        name=self.reads[name],
+                        buffer=self.buffers[read.source],
+                        index=at,
                     )
                 )
-            else:
-                inner = [
-                    _affine([(k, local[n]) for k, n in zip(row, comp.names) if k], c)
-                    for row, c in zip(read.index.rows, read.index.consts)
-                ]
-                if w.st.block:
-                    w.emit(w.st.state.format(type=w.type, name=reads[name], value=w.literal(0.0)))
-                    w.open(w.st.block)
-                value = _value(w, read.comp, inner, buffers, shapes)
-                if w.st.block:
-                    w.emit(w.st.assign.format(name=reads[name], expr=value))
-                    w.close(w.st.block_end)
-                else:
-                    w.emit(w.st.assign.format(name=reads[name], expr=value))
+                continue
+            inner = [
+                _affine([(k, self.local[n]) for k, n in zip(row, comp.names) if k], c)
+                for row, c in zip(read.index.rows, read.index.consts)
+            ]
+            if w.st.block:
+                w.emit(w.st.state.format(type=w.type, name=self.reads[name], value=w.literal(0)))
+                w.open(w.st.block)
+            staged = self.inline_staged.get(name)
+            value = _value(w, read.comp, inner, self.buffers, self.shapes, staged)
+            w.emit(w.st.assign.format(name=self.reads[name], expr=value))
+            if w.st.block:
+                w.close(w.st.block_end)
 
+
+def _value(
+    w: _Writer,
+    comp: Comprehension,
+    index: Sequence[str],
+    buffers: dict,
+    shapes: dict,
+    staged: Mapping[str, str] | None = None,
+) -> str:
+    """Emit the lines computing ``comp`` at output index ``index`` (integer expressions)
+    and return the text of its value (``staged``: reads held in private arrays)."""
+    sc = _Scope(w, comp, buffers, shapes, staged)
+    p = sc.p
+    sc.indices(dict(zip(comp.index, index)))
+    names = sc.names
     if not comp.reduce:
-        load(comp.body)
+        sc.load(comp.body)
         return w.expressions(comp.body, names, f"{p}t")[0]
     monoid = comp.monoid
     assert monoid is not None
@@ -237,31 +370,277 @@ def _value(
     for s, v in zip(state, monoid.identity):
         w.emit(w.st.state.format(type=w.type, name=s, value=w.literal(v)))
     for n, e in comp.reduce:
-        w.open(w.st.loop.format(var=local[n], extent=e))
-    load(comp.body)
-    element = []
-    combined = {n.name for n in topo_order(monoid.combine) if n.op == "var"}
-    for k, text in enumerate(w.expressions(comp.body, names, f"{p}b")):
-        element.append(f"{p}e{k}")  # a named local: the combine reads it as an atom
-        if monoid.state[k] + "'" in combined:
-            w.emit(w.printer.declare.format(type=w.type, name=element[-1], expr=text))
-    primes = {s + "'": e for s, e in zip(monoid.state, element)}
-    scope = dict(zip(monoid.state, state)) | primes
-    folded = w.expressions(monoid.combine, scope, f"{p}c")
-    if len(state) == 1:
-        w.emit(w.st.assign.format(name=state[0], expr=folded[0]))
-    else:  # every new component from the old state: compute all, then assign
-        fresh = [f"{p}n{k}" for k in range(len(state))]
-        for name, text in zip(fresh, folded):
-            w.emit(w.printer.declare.format(type=w.type, name=name, expr=text))
-        for s, name in zip(state, fresh):
-            w.emit(w.st.assign.format(name=s, expr=name))
+        w.loop(sc.local[n], e)
+    sc.load(comp.body)
+    element = _elements(w, comp, comp.body, names, p)
+    _fold(w, monoid, range(monoid.arity), dict(zip(monoid.state, state)), element, state, p)
     for _ in comp.reduce:
-        w.close(w.st.loop_end)
+        w.end_loop()
     if comp.epilogue is None:
         return state[0]
-    load([comp.epilogue])
+    sc.load([comp.epilogue])
     return w.expressions([comp.epilogue], names | dict(zip(monoid.state, state)), f"{p}e")[0]
+
+
+def _elements(
+    w: _Writer, comp: Comprehension, nodes: Sequence[Node], names: Mapping[str, str], p: str
+) -> list[str]:
+    """Declare each body component as a named local (the combine reads it as an atom)."""
+    out = []
+    monoid = comp.monoid
+    combined = {n.name for n in topo_order(monoid.combine) if n.op == "var"} if monoid else set()
+    for k, text in enumerate(w.expressions(nodes, dict(names), f"{p}b")):
+        out.append(f"{p}e{k}")
+        if monoid is None or monoid.state[k] + "'" in combined:
+            w.emit(w.printer.declare.format(type=w.type, name=out[-1], expr=text))
+    return out
+
+
+def _fold(
+    w: _Writer,
+    monoid: Monoid,
+    components: Iterable[int],
+    scope: Mapping[str, str],
+    element: Sequence[str],
+    targets: Sequence[str],
+    p: str,
+    combine: Sequence[Node] | None = None,
+) -> None:
+    """Fold ``element`` into the state: every new component from the old state first, then
+    the assignments (``combine``: the monoid's, or a rewritten one)."""
+    components = list(components)
+    nodes = [(combine or monoid.combine)[k] for k in components]
+    primes = {monoid.state[k] + "'": e for k, e in zip(components, element)}
+    folded = w.expressions(nodes, dict(scope) | primes, f"{p}c")
+    if len(components) == 1:
+        w.emit(w.st.assign.format(name=targets[0], expr=folded[0]))
+        return
+    fresh = [f"{p}n{k}" for k in components]
+    for name, text in zip(fresh, folded):
+        w.emit(w.printer.declare.format(type=w.type, name=name, expr=text))
+    for target, name in zip(targets, fresh):
+        w.emit(w.st.assign.format(name=target, expr=name))
+
+
+def _rebuild(nodes: Sequence[Node], replace: Mapping[int, Node]) -> list[Node]:
+    """``nodes`` with the nodes whose id is in ``replace`` swapped (interned again)."""
+    memo: dict[int, Node] = {}
+    for n in topo_order(list(nodes)):
+        if id(n) in replace:
+            memo[id(n)] = replace[id(n)]
+        elif not n.args:
+            memo[id(n)] = n
+        else:
+            memo[id(n)] = make(n.op, *(memo[id(a)] for a in n.args))
+    return [memo[id(n)] for n in nodes]
+
+
+def _hoist(
+    nodes: Sequence[Node], moving: Callable[[Node], bool], prefix: str
+) -> tuple[list[Node], list[tuple[str, Node]]]:
+    """Split ``nodes`` into the largest subexpressions that do not vary (``moving`` says
+    which leaves do), named ``prefix0, prefix1…``, and the rest rewritten over those names."""
+    varies: dict[int, bool] = {}
+    order = topo_order(list(nodes))
+    for n in order:
+        varies[id(n)] = moving(n) if not n.args else any(varies[id(a)] for a in n.args)
+    hoisted: dict[int, tuple[str, Node]] = {}
+    for n in order:
+        if not varies[id(n)]:
+            continue
+        for a in n.args:
+            if not varies[id(a)] and a.args and a.op not in BOOL_OPS and id(a) not in hoisted:
+                hoisted[id(a)] = (f"{prefix}{len(hoisted)}", a)
+    rebuilt = _rebuild(nodes, {k: var(name) for k, (name, _) in hoisted.items()})
+    return rebuilt, list(hoisted.values())
+
+
+def _vector(
+    w: _Writer,
+    comp: Comprehension,
+    plan: Plan,
+    given: Mapping[str, str],
+    buffers: dict,
+    shapes: dict,
+    out: str,
+) -> None:
+    """Emit a vector plan: the output axes ``given`` are fixed; the plan's vector axes run
+    inside, the varying state is a private array over them, and everything that does not
+    vary along them runs once per reduction step. Stores every output element it covers."""
+    monoid = comp.monoid
+    assert monoid is not None and comp.reduce
+    sc = _Scope(w, comp, buffers, shapes)
+    p, st = sc.p, w.st
+    sc.indices(given, every=True)
+    axes = [(n, e) for n, e in zip(comp.index, comp.shape) if n in plan.vector]
+    width = math.prod(e for _, e in axes)
+    j = f"{p}j"
+    moving_state = set(plan.varying)
+    fixed_state = [k for k in range(monoid.arity) if k not in moving_state]
+    state = {k: f"{p}s{k}" for k in fixed_state} | {k: f"{p}a{k}" for k in moving_state}
+    for k in fixed_state:
+        w.emit(st.state.format(type=w.type, name=state[k], value=w.literal(monoid.identity[k])))
+    for k in sorted(moving_state):
+        value = w.literal(monoid.identity[k])
+        w.emit(st.array.format(type=w.type, name=state[k], size=width, value=value))
+        w.loop(j, width)
+        w.emit(st.assign.format(name=st.element.format(name=state[k], i=j), expr=value))
+        w.end_loop()
+
+    def vector_index() -> None:
+        stride = width
+        for n, e in axes:
+            stride //= e
+            w.emit(
+                st.index.format(
+                    name=sc.local[n], expr=st.unravel.format(flat=j, stride=stride, extent=e)
+                )
+            )
+
+    def read_varies(name: str) -> bool:
+        return comp.depends_on(var(name), plan.vector)
+
+    def leaf_varies(n: Node) -> bool:
+        return n.op == "var" and (
+            n.name in plan.vector or (n.name in comp.reads and read_varies(n.name))
+        )
+
+    stage_inline_loads(sc, [comp.body[k] for k in fixed_state])
+    for n, e in comp.reduce:
+        w.loop(sc.local[n], e)
+    # once per reduction step: the invariant body, the invariant parts of the varying one
+    moving_body, lifted = _hoist([comp.body[k] for k in sorted(moving_state)], leaf_varies, f"{p}h")
+    outside = [comp.body[k] for k in fixed_state] + [node for _, node in lifted]
+    sc.load(outside, lambda name: not read_varies(name))
+    texts = w.expressions(outside, sc.names, f"{p}b") if outside else []
+    names = dict(sc.names)
+    element: dict[int, str] = {}
+    for k, text in zip(fixed_state, texts):
+        element[k] = f"{p}e{k}"
+        w.emit(w.printer.declare.format(type=w.type, name=element[k], expr=text))
+    for (name, _), text in zip(lifted, texts[len(fixed_state) :]):
+        w.emit(w.printer.declare.format(type=w.type, name=name, expr=text))
+        names[name] = name
+    # the varying combine, with what it computes from invariant values hoisted
+    moving_names = {monoid.state[k] for k in moving_state} | {
+        monoid.state[k] + "'" for k in moving_state
+    }
+    combine, lifted_c = _hoist(
+        [monoid.combine[k] for k in sorted(moving_state)],
+        lambda n: n.op == "var" and n.name in moving_names,
+        f"{p}g",
+    )
+    fixed_scope = {monoid.state[k]: state[k] for k in fixed_state} | {
+        monoid.state[k] + "'": element[k] for k in fixed_state
+    }
+    # the hoisted parts and the new invariant state share their temporaries
+    fresh = [f"{p}f{k}" for k in fixed_state]
+    once = [n for _, n in lifted_c] + [monoid.combine[k] for k in fixed_state]
+    if once:
+        texts = w.expressions(once, fixed_scope, f"{p}c")
+        for name, text in zip([n for n, _ in lifted_c] + fresh, texts):
+            w.emit(w.printer.declare.format(type=w.type, name=name, expr=text))
+    w.loop(j, width)
+    vector_index()
+    sc.load(moving_body, read_varies)
+    moving_elements = _elements_named(w, moving_body, names, f"{p}m", sorted(moving_state))
+    cells = {k: st.element.format(name=state[k], i=j) for k in moving_state}
+    scope = (
+        fixed_scope
+        | {n: n for n, _ in lifted_c}
+        | {monoid.state[k]: cells[k] for k in moving_state}
+    )
+    scope |= {monoid.state[k] + "'": e for k, e in moving_elements.items()}
+    folded = w.expressions(combine, scope, f"{p}x")
+    order = sorted(moving_state)
+    if len(order) == 1:
+        w.emit(st.assign.format(name=cells[order[0]], expr=folded[0]))
+    else:
+        tmp = [f"{p}n{k}" for k in order]
+        for name, text in zip(tmp, folded):
+            w.emit(w.printer.declare.format(type=w.type, name=name, expr=text))
+        for k, name in zip(order, tmp):
+            w.emit(st.assign.format(name=cells[k], expr=name))
+    w.end_loop()
+    if fixed_state:
+        for k, name in zip(fixed_state, fresh):
+            w.emit(st.assign.format(name=state[k], expr=name))
+    for _ in comp.reduce:
+        w.end_loop()
+    # the epilogue and the store, per element of the vector
+    w.loop(j, width)
+    vector_index()
+    final = {monoid.state[k]: state[k] for k in fixed_state} | {
+        monoid.state[k]: cells[k] for k in moving_state
+    }
+    if comp.epilogue is None:
+        value = final[monoid.state[0]]
+    else:
+        sc.load([comp.epilogue])
+        value = w.expressions([comp.epilogue], sc.names | final, f"{p}z")[0]
+    at = _affine(list(zip(row_major(comp.shape), (sc.local[n] for n in comp.index))), 0)
+    w.emit(st.store.format(buffer=out, index=at, expr=value))
+    w.end_loop()
+
+
+def stage_inline_loads(sc: _Scope, nodes: Sequence[Node]) -> None:
+    """Hoist out of ``sc``'s reduction the loads of its inline producers (one reduction
+    variable each) that do not vary along it: each is read once into a private array over
+    the producer's reduction, before the loop, instead of once per step."""
+    w, comp = sc.w, sc.comp
+    outer = {n for n, _ in comp.reduce}
+    used = {n.name for n in topo_order(list(nodes)) if n.op == "var"}
+    for name, read in comp.reads.items():
+        if name not in used or not isinstance(read, Inline) or len(read.comp.reduce) != 1:
+            continue
+        inner = read.comp
+        ((r, extent),) = inner.reduce
+        if extent > MAX_STAGED or not w.st.block:
+            continue
+        staged: dict[str, str] = {}
+        for k, (rname, rd) in enumerate(inner.reads.items()):
+            if not isinstance(rd, Load):
+                continue
+            # the load's address over the outer domain, plus the producer's reduction
+            coeff = dict.fromkeys(comp.names, 0)
+            const = rd.view.offset
+            r_stride = 0
+            for s, n in zip(rd.view.strides, inner.names):
+                if n == r:
+                    r_stride += s
+                    continue
+                row = inner.index.index(n)
+                const += s * read.index.consts[row]
+                for u, c in zip(comp.names, read.index.rows[row]):
+                    coeff[u] += s * c
+            if any(coeff[u] for u in outer):
+                continue
+            size = math.prod(sc.shapes[rd.source])
+            lo, hi = rd.view.span()
+            array_name = f"{sc.p}q{len(sc.inline_staged)}_{k}"
+            w.emit(w.st.array.format(type=w.type, name=array_name, size=extent, value=w.literal(0)))
+            lane = f"{array_name}r"
+            w.loop(lane, extent)
+            terms = [(c, sc.local[u]) for u, c in coeff.items() if c] + [(r_stride, lane)]
+            at = _affine(terms, const)
+            if lo < 0 or hi >= size:
+                at = w.st.clamp.format(p=at, last=size - 1)
+            cell = w.st.element.format(name=array_name, i=lane)
+            w.emit(w.st.assign.format(name=cell, expr=f"{sc.buffers[rd.source]}[{at}]"))
+            w.end_loop()
+            staged[rname] = array_name
+        if staged:
+            sc.inline_staged[name] = staged
+
+
+def _elements_named(
+    w: _Writer, nodes: Sequence[Node], names: Mapping[str, str], prefix: str, keys: Sequence[int]
+) -> dict[int, str]:
+    out = {}
+    for k, text in zip(keys, w.expressions(nodes, dict(names), f"{prefix}b")):
+        out[k] = f"{prefix}e{k}"
+        w.emit(w.printer.declare.format(type=w.type, name=out[k], expr=text))
+    return out
 
 
 def _used_indices(comp: Comprehension) -> set[str]:
@@ -278,12 +657,40 @@ def _used_indices(comp: Comprehension) -> set[str]:
     return out
 
 
+def emit_comprehension(
+    w: _Writer,
+    comp: Comprehension,
+    plan: Plan,
+    given: Mapping[str, str],
+    buffers: dict,
+    shapes: dict,
+) -> None:
+    """Emit ``comp`` for the output index ``given`` (every output axis but a vector plan's
+    own), storing into its buffer: the body of a loop nest or of a kernel."""
+    out = buffers[comp.name]
+    if plan.kind == "vector":
+        _vector(w, comp, plan, given, buffers, shapes, out)
+        return
+    index = [given[n] for n in comp.index]
+    value = _value(w, comp, index, buffers, shapes)
+    at = _affine(
+        [(s, e if e.isidentifier() else f"({e})") for s, e in zip(row_major(comp.shape), index)], 0
+    )
+    w.emit(w.st.store.format(buffer=out, index=at, expr=value))
+
+
 def lower_graph(
-    graph: TensorGraph, language: str = "c", *, name: str = "run", dtype: str = "f64"
+    graph: TensorGraph,
+    language: str = "c",
+    *,
+    name: str = "run",
+    dtype: str = "f64",
+    scheduled: bool = True,
 ) -> str:
     """Source of one function ``name(inputs…, buffers…)`` computing every comprehension of
     ``graph`` into its buffer (row-major), in ``language`` ("c" or "python"; WGSL prints
-    one kernel per comprehension: ``lower_wgsl``)."""
+    one kernel per comprehension: ``lower_wgsl``). ``scheduled``: follow the schedule's
+    plans (``tang.tensor.passes.schedule``); otherwise one loop nest per output element."""
     if language not in STATEMENTS or language == "wgsl":
         raise ValueError(f"lower_graph lowers to C and Python, not {language!r}")
     w = _Writer(language, dtype)
@@ -298,19 +705,21 @@ def lower_graph(
     ]
     head = [*w.st.header, w.st.function.format(name=name, params=", ".join(params))]
     for comp in graph.comprehensions:
+        plan = schedule_plan(comp) if scheduled else Plan()
         w.emit(f"{w.printer.comment} {comp.name}: {_one_line(comp)}")
-        loops = [f"_o{k}" for k in range(len(comp.shape))]
-        for var, e in zip(loops, comp.shape):
-            w.open(w.st.loop.format(var=var, extent=e))
+        if plan.kind != "per_element":
+            w.emit(f"{w.printer.comment} schedule: {plan}")
+        loops = {n: f"_o{k}" for k, n in enumerate(comp.index) if n not in plan.vector}
+        for n, e in zip(comp.index, comp.shape):
+            if n in loops:
+                w.loop(loops[n], e)
         if w.st.block:
             w.open(w.st.block)
-        value = _value(w, comp, loops, idents, shapes)
-        at = _affine(list(zip(row_major(comp.shape), loops)), 0)
-        w.emit(w.st.store.format(buffer=idents[comp.name], index=at, expr=value))
+        emit_comprehension(w, comp, plan, loops, idents, shapes)
         if w.st.block:
             w.close(w.st.block_end)
-        for _ in comp.shape:
-            w.close(w.st.loop_end)
+        for _ in loops:
+            w.end_loop()
     tail = [w.st.end] if w.st.end else []
     return "\n".join([*head, *w.lines, *tail]) + "\n"
 
@@ -325,58 +734,19 @@ def buffer_order(graph: TensorGraph) -> list[str]:
     return [*graph.inputs, *(c.name for c in graph.comprehensions)]
 
 
-@dataclass(frozen=True)
-class GpuKernel:
-    """One WGSL compute kernel: comprehension ``name`` written to buffer ``write`` with one
-    invocation per output element (``size``), reading the buffers ``reads``; ``info`` holds
-    the entry point and bindings (storage buffers 0, 1, …: ``reads`` then ``write``)."""
+def lower_wgsl(graph: TensorGraph, *, entry: str = "run", scheduled: bool = True) -> list:
+    """One WGSL kernel per comprehension (``tang.tensor.kernels.lower_wgsl``)."""
+    from .kernels import lower_wgsl as kernels
 
-    name: str
-    source: str
-    info: KernelInfo
-    reads: tuple[str, ...]
-    write: str
-    size: int
+    return kernels(graph, entry=entry, scheduled=scheduled)
 
 
-def lower_wgsl(graph: TensorGraph, *, entry: str = "run") -> list[GpuKernel]:
-    """One WGSL kernel per comprehension of ``graph``, to dispatch in order over buffers
-    that stay on the device (inputs and every comprehension's output, row-major f32)."""
-    printer = BACKENDS["wgsl"]
-    width = printer.workgroup_size[0]
-    shapes = {**graph.inputs, **graph.buffers()}
-    kernels = []
-    for comp in graph.comprehensions:
-        reads = tuple(sorted(comp.sources()))
-        idents = identifiers([*reads, comp.name])
-        access = ["read"] * len(reads) + ["read_write"]
-        bindings = tuple(
-            Binding(0, k, idents[n], "storage", a, "array<f32>")
-            for k, (n, a) in enumerate(zip([*reads, comp.name], access))
-        )
-        w = _Writer("wgsl", "f32")
-        size = max(1, comp.size)
-        loops = [f"_o{k}" for k in range(len(comp.shape))]
-        for var, stride, n in zip(loops, row_major(comp.shape), comp.shape):
-            w.emit(w.st.index.format(name=var, expr=f"_flat / {stride} % {n}"))
-        value = _value(w, comp, loops, idents, shapes)
-        w.emit(w.st.store.format(buffer=idents[comp.name], index="_flat", expr=value))
-        head = [
-            f"// {comp.name}: {_one_line(comp)}",
-            *(declaration(b) for b in bindings),
-            "",
-            f"@compute @workgroup_size({width})",
-            f"fn {entry}(@builtin(global_invocation_id) gid: vec3<u32>,",
-            f"{' ' * (len(entry) + 4)}@builtin(num_workgroups) groups: vec3<u32>) {{",
-            f"    let _flat = i32(gid.x + gid.y * groups.x * {width}u);",
-            f"    if _flat >= {size} {{",
-            "        return;",
-            "    }",
-        ]
-        source = "\n".join([*head, *w.lines, "}"]) + "\n"
-        info = KernelInfo(entry, printer.workgroup_size, bindings)
-        kernels.append(GpuKernel(comp.name, source, info, reads, comp.name, size))
-    return kernels
+def __getattr__(name: str) -> Any:
+    if name == "GpuKernel":  # it lives with the kernels, which import this module
+        from .kernels import GpuKernel
+
+        return GpuKernel
+    raise AttributeError(name)
 
 
-__all__ = ["STATEMENTS", "GpuKernel", "Statements", "buffer_order", "lower_graph", "lower_wgsl"]
+__all__ = ["STATEMENTS", "Statements", "buffer_order", "lower_graph", "lower_wgsl"]

@@ -1,12 +1,13 @@
 // The playground's CodeMirror 6 pieces, bundled by build.py (esbuild) into dist/editor.js.
 //
-//   import { expressionEditor, codeViewer, BACKEND_LANGUAGES } from "../editor.js";
+//   import { expressionEditor, codeViewer } from "../editor.js";
 //   const input = expressionEditor({parent, doc, label, onChange: (text) => ...});
 //   input.setError({from, to, message}) / input.setError(null)
 //   const code = codeViewer({parent, label, onHoverLine: (line | null) => ...});
-//   code.show(source, "c"); code.highlight([3, 4]);
+//   code.show(source, "cpp"); code.highlight([3, 4]);
 //
-// Languages: cpp for C, CUDA, Metal, OpenCL and GLSL; javascript; python; a small WGSL mode.
+// Languages (the `language` of each backend in the worker's `backends` catalogue): cpp (C,
+// CUDA, Metal, OpenCL, GLSL), javascript, python, and a small WGSL mode.
 
 import { defaultKeymap, history, historyKeymap } from "@codemirror/commands";
 import { cpp } from "@codemirror/lang-cpp";
@@ -32,19 +33,9 @@ const highlight = HighlightStyle.define([
 
 const language = {
   wgsl: () => wgsl,
-  c: () => cpp(),
-  cuda: () => cpp(),
-  metal: () => cpp(),
-  opencl: () => cpp(),
-  glsl: () => cpp(),
+  cpp: () => cpp(),
   javascript: () => javascript(),
   python: () => python(),
-};
-
-/** Backend name → the CodeMirror language mode used for it (documentation for the page). */
-export const BACKEND_LANGUAGES = {
-  wgsl: "wgsl", c: "cpp", cuda: "cpp", metal: "cpp", opencl: "cpp", glsl: "cpp",
-  javascript: "javascript", python: "python",
 };
 
 const baseTheme = EditorView.theme({
@@ -153,12 +144,13 @@ export function codeViewer({ parent, label = "Kernel", onHoverLine = () => {} })
   let current = null;
   return {
     view,
-    /** Show `source` highlighted as `backend`'s language. Only the span that differs from
+    /** Show `source` highlighted as `mode` (cpp, javascript, python, wgsl; anything else is
+     * plain text). Only the span that differs from
      * the text shown is replaced, so CodeMirror keeps the parse and the DOM of the rest
      * (consecutive kernels of a typed expression share most of their lines). */
-    show(source, backend) {
-      const effects = backend !== current ? lang.reconfigure(language[backend]?.() ?? []) : [];
-      current = backend;
+    show(source, mode) {
+      const effects = mode !== current ? lang.reconfigure(language[mode]?.() ?? []) : [];
+      current = mode;
       const old = view.state.doc.toString();
       const most = Math.min(old.length, source.length);
       let head = 0;

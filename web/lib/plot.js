@@ -6,9 +6,33 @@ import { fmt } from "./format.js";
 export { onResize };
 
 /**
+ * A y range that a few extreme values (a pole, a spike) do not flatten: the [q, 1 − q]
+ * quantiles of the finite band values, widened by `grow` times their span on each side, or
+ * the full range when that is not much wider (then nothing is clipped). Returns {range: [lo, hi], clipped: bool}.
+ */
+export function robustRange(series, { q = 0.1, grow = 1 } = {}) {
+  const values = [];
+  for (const s of series) {
+    for (const v of [...s.lo, ...s.hi]) if (v !== null && Number.isFinite(v)) values.push(v);
+  }
+  if (!values.length) return { range: [-1, 1], clipped: false };
+  values.sort((a, b) => a - b);
+  const at = (p) => values[Math.min(values.length - 1, Math.max(0, Math.round(p * (values.length - 1))))];
+  const [min, max] = [values[0], values[values.length - 1]];
+  const [a, b] = [at(q), at(1 - q)];
+  const span = Math.max(b - a, 1e-12 * Math.max(1, Math.abs(b)));
+  const lo = Math.max(min, a - grow * span);
+  const hi = Math.min(max, b + grow * span);
+  const clipped = max - min > 3 * (hi - lo); // only worth it when it changes the picture
+  return clipped ? { range: [lo, hi], clipped } : { range: [min, max], clipped };
+}
+
+/**
  * Draw bands on a canvas sized to its CSS box. `series`: [{lo: [...], hi: [...], color,
  * label}] over bins spread evenly across [x0, x1] (null entries are gaps; lo == hi is a
  * line). `marks`: [{x, y, color}] dots; `lines`: [{x0, y0, x1, y1, color}] in data units.
+ * With `yRange`, what leaves it is clipped at the edge and marked there with a small ▲/▼.
+ * Axis labels sit in gutters left of and under the plot, never over the curve.
  * Returns the mapping used, so callers can turn pointer positions into x.
  */
 export function drawPlot(canvas, { x0, x1, series, marks = [], lines = [], yRange = null }) {
@@ -32,10 +56,12 @@ export function drawPlot(canvas, { x0, x1, series, marks = [], lines = [], yRang
   ymin -= pad;
   ymax += pad;
 
-  const left = 6;
+  ctx.font = "11px system-ui, sans-serif";
+  const yLabels = [fmt(ymax, 3), fmt(ymin, 3)];
+  const left = 8 + Math.max(...yLabels.map((t) => ctx.measureText(t).width));
   const right = w - 6;
-  const top = 6;
-  const bottom = h - 16;
+  const top = 8;
+  const bottom = h - 18;
   const X = (x) => left + ((x - x0) / (x1 - x0)) * (right - left);
   const Y = (y) => bottom - ((y - ymin) / (ymax - ymin)) * (bottom - top);
 
@@ -52,16 +78,22 @@ export function drawPlot(canvas, { x0, x1, series, marks = [], lines = [], yRang
   }
   ctx.stroke();
   ctx.fillStyle = fg;
-  ctx.font = "11px system-ui, sans-serif";
   ctx.textBaseline = "alphabetic";
   ctx.textAlign = "left";
-  ctx.fillText(fmt(x0, 3), left, h - 3);
+  ctx.fillText(fmt(x0, 3), left, h - 4);
   ctx.textAlign = "right";
-  ctx.fillText(fmt(x1, 3), right, h - 3);
+  ctx.fillText(fmt(x1, 3), right, h - 4);
   ctx.textBaseline = "top";
-  ctx.fillText(fmt(ymax, 3), right, top);
+  ctx.fillText(yLabels[0], left - 4, top - 2);
   ctx.textBaseline = "bottom";
-  ctx.fillText(fmt(ymin, 3), right, bottom);
+  ctx.fillText(yLabels[1], left - 4, bottom + 2);
+  ctx.strokeStyle = line;
+  ctx.strokeRect(left + 0.5, top + 0.5, right - left - 1, bottom - top - 1);
+  ctx.save();
+  ctx.beginPath();
+  ctx.rect(left, top, right - left, bottom - top);
+  ctx.clip();
+  const spikes = []; // [x px, up?] where a band leaves yRange
 
   for (const s of series) {
     const n = s.lo.length;
@@ -75,6 +107,12 @@ export function drawPlot(canvas, { x0, x1, series, marks = [], lines = [], yRang
       const start = i;
       while (i < n && s.lo[i] !== null) i++;
       if (i === start) continue;
+      if (yRange) {
+        for (let k = start; k < i; k++) {
+          if (s.hi[k] > ymax) spikes.push([xAt(k), true, s.color]);
+          if (s.lo[k] < ymin) spikes.push([xAt(k), false, s.color]);
+        }
+      }
       // one run of bins: the band from hi (left to right) back along lo (right to left)
       ctx.beginPath();
       for (let k = start; k < i; k++) ctx.lineTo(xAt(k), Y(s.hi[k]));
@@ -102,5 +140,24 @@ export function drawPlot(canvas, { x0, x1, series, marks = [], lines = [], yRang
     ctx.arc(X(m.x), Y(m.y), 4.5, 0, 2 * Math.PI);
     ctx.fill();
   }
-  return { toX: (px) => x0 + ((px - left) / (right - left)) * (x1 - x0), yRange: [ymin, ymax] };
+  ctx.restore();
+  let lastX = -Infinity;
+  for (const [x, up, color] of spikes) {
+    if (x - lastX < 6) continue; // one mark per few pixels
+    lastX = x;
+    const y = up ? top + 1 : bottom - 1;
+    const d = up ? 6 : -6;
+    ctx.fillStyle = color;
+    ctx.beginPath();
+    ctx.moveTo(x, y);
+    ctx.lineTo(x - 3.5, y + d);
+    ctx.lineTo(x + 3.5, y + d);
+    ctx.fill();
+  }
+  return {
+    toX: (px) => x0 + ((px - left) / (right - left)) * (x1 - x0),
+    yRange: [ymin, ymax],
+    spikes: spikes.length,
+    area: { left, top, right, bottom }, // the plot's box in CSS pixels; labels lie outside it
+  };
 }

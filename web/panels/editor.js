@@ -1,22 +1,14 @@
 // The hero editor: type f(x, y, z) = …; the worker parses, differentiates and lowers it
 // (demos/playground.py) and the kernel for the value and gradient shows in eight tabs.
-// Shares the expression and tab through ../state.js (and so the URL hash), and the compiled
-// answer and hover through ./editor-bus.js (the graph panel draws from it).
+// This file is the controller (./editor-view.js builds the DOM). Shares the expression and
+// tab through ../state.js (and so the URL hash), and the compiled answer and hover through
+// ./editor-bus.js (the graph panel draws from it).
 import { codeViewer, expressionEditor } from "../editor.js";
 import { h } from "../lib/dom.js";
 import * as state from "../state.js";
 import * as bus from "./editor-bus.js";
+import { editorView } from "./editor-view.js";
 
-const TABS = {
-  wgsl: ["WGSL", "wgsl"],
-  c: ["C", "c"],
-  cuda: ["CUDA", "cu"],
-  metal: ["Metal", "metal"],
-  opencl: ["OpenCL", "cl"],
-  glsl: ["GLSL", "comp"],
-  javascript: ["JavaScript", "js"],
-  python: ["Python", "py"],
-};
 // An isolated keystroke compiles at once; edits that follow within DEBOUNCE_MS of a compile
 // (auto-repeat, fast typing, paste) are coalesced: the newest text wins, the stale request
 // is cancelled.
@@ -26,259 +18,230 @@ export default {
   id: "editor",
   title: "Write a function, get its gradient kernel for eight chips",
   async mount(root, { call, ready }) {
-    const lede = h(
-      "p",
-      {},
-      "Type a function of x, y and z (or declare your own: f(a, b) = …). tang, running in this " +
-        "page's Python, parses it, differentiates it in one reverse sweep, simplifies and " +
-        "prints one kernel that computes the value and every partial derivative.",
-    );
-    const inputBox = h("div", { className: "expr-input" });
-    const status = h("p", { className: "expr-status", role: "status" });
-    status.setAttribute("aria-live", "polite");
-    const caret = h("pre", { className: "expr-caret", hidden: true });
-    const tablist = h("div", { className: "tabs", role: "tablist" });
-    tablist.setAttribute("aria-label", "Backend");
-    const copyBtn = h("button", { type: "button", className: "tool", textContent: "Copy" });
-    const downloadBtn = h("button", { type: "button", className: "tool", textContent: "Download" });
-    const shareBtn = h("button", { type: "button", className: "tool", textContent: "Copy link" });
-    const toolNote = h("span", { className: "tool-note", role: "status" });
-    const codeBox = h("div", { className: "code-box", role: "tabpanel", id: "editor-code" });
-    const staleNote = h("p", {
-      className: "stale-note",
-      hidden: true,
-      textContent: "Stale: the text above does not parse; this is the last kernel that did.",
-    });
-    const output = h(
-      "div",
-      { className: "kernel-output" },
-      h("div", { className: "tabbar" }, tablist, h("div", { className: "tools" }, copyBtn, downloadBtn, shareBtn, toolNote)),
-      staleNote,
-      codeBox,
-    );
-    output.dataset.state = "loading";
-    root.append(lede, inputBox, caret, status, output);
-
-    // ---- tabs: real buttons, roving tabindex, arrow keys ----
-    const buttons = {};
-    for (const [name, [label]] of Object.entries(TABS)) {
-      const b = h("button", { type: "button", role: "tab", className: "tab", textContent: label, id: `tab-${name}` });
-      b.dataset.backend = name;
-      b.setAttribute("aria-controls", "editor-code");
-      b.addEventListener("click", () => state.set({ tab: name }));
-      buttons[name] = b;
-      tablist.append(b);
-    }
-    tablist.addEventListener("keydown", (event) => {
-      const names = Object.keys(TABS);
-      const at = names.indexOf(state.get().tab);
-      const to = { ArrowRight: at + 1, ArrowLeft: at - 1, Home: 0, End: names.length - 1 }[event.key];
-      if (to === undefined) return;
-      event.preventDefault();
-      const next = names[(to + names.length) % names.length];
-      state.set({ tab: next });
-      buttons[next].focus();
-    });
-    const showTab = (tab) => {
-      for (const [name, b] of Object.entries(buttons)) {
-        const on = name === tab;
-        b.setAttribute("aria-selected", String(on));
-        b.tabIndex = on ? 0 : -1;
-      }
-      codeBox.setAttribute("aria-labelledby", `tab-${tab}`);
-    };
-
-    // ---- code view and the hover link ----
-    let good = null; // the last answer that compiled
+    // The backends as the worker lists them (demos.api `backends`, read from tang.lower):
+    // name → {name, label, extension, language, precision}. Asked for now, answered at boot.
+    const backends = new Map();
+    const listed = call("backends");
+    listed.catch(() => {}); // a failed boot is reported below
+    const view = editorView(root);
+    const kernel = { good: null }; // the last answer that compiled
     const code = codeViewer({
-      parent: codeBox,
+      parent: view.codeBox,
       label: "Generated kernel",
       onHoverLine(line) {
-        const serials = line && good ? good.kernels[state.get().tab].lines[line] ?? [] : [];
+        const serials = line && kernel.good ? kernel.good.kernels[state.get().tab].lines[line] ?? [] : [];
         code.highlight(serials.length ? [line] : []);
         bus.hover.set({ serials, from: "code" });
       },
     });
     bus.hover.subscribe(({ serials, from }) => {
-      if (from !== "graph" || !good) return;
+      if (from !== "graph" || !kernel.good) return;
       const want = new Set(serials);
-      const lines = Object.entries(good.kernels[state.get().tab].lines)
+      const lines = Object.entries(kernel.good.kernels[state.get().tab].lines)
         .filter(([, ids]) => ids.some((id) => want.has(id)))
         .map(([line]) => Number(line));
       code.highlight(lines);
     });
-    const render = () => {
-      if (!good) return;
-      const tab = state.get().tab;
-      code.show(good.kernels[tab].source, tab);
-    };
-
-    // ---- the compile loop: debounced, the stale request cancelled ----
-    let timer = null;
-    let inflight = null; // AbortController of the running request
-    let editedAt = performance.now();
-    let compiledAt = -Infinity; // when the last compile started
-    const timings = (window.tangEditor = { last: null, count: 0 });
-
-    const setStatus = (kind, text) => {
-      status.dataset.kind = kind;
-      status.textContent = text;
-    };
-    const showCaret = (text, err) => {
-      if (!err) {
-        caret.hidden = true;
-        caret.textContent = "";
-        return;
-      }
-      caret.hidden = false;
-      caret.textContent = `${text}\n${" ".repeat(Math.min(err.position, text.length))}^`;
-    };
-
-    async function compile() {
-      inflight?.abort();
-      const controller = (inflight = new AbortController());
-      const expr = state.get().expr;
-      const sent = (compiledAt = performance.now());
-      const started = editedAt;
-      let answer;
-      const timing = {}; // python_ms: the whole Python side of the call
-      try {
-        answer = await call("playground.compile", { expr }, { signal: controller.signal, timing });
-      } catch (err) {
-        if (controller.signal.aborted) return; // a newer edit took over
-        output.dataset.state = good ? "stale" : "error";
-        staleNote.hidden = !good;
-        setStatus("error", `The worker failed: ${err?.message ?? err}`);
-        bus.status.set({ state: "error", error: String(err?.message ?? err) });
-        return;
-      }
-      if (controller !== inflight) return; // a newer edit overtook this answer
-      inflight = null;
-      const received = performance.now();
-      let rendered = received;
-      if (answer.error) {
-        const e = answer.error;
-        input.setError({ from: e.position, to: e.end, message: e.message });
-        showCaret(expr, e);
-        setStatus("bad", e.message);
-        status.dataset.column = String(e.column);
-        status.dataset.expr = expr; // which text this error is about (tests wait on it)
-        output.dataset.state = good ? "stale" : "error";
-        staleNote.hidden = !good;
-        bus.status.set({ state: "stale", error: e });
-      } else {
-        input.setError(null);
-        showCaret(expr, null);
-        delete status.dataset.column;
-        good = answer;
-        good.expr = expr;
-        render();
-        rendered = performance.now();
-        output.dataset.state = "ok";
-        output.dataset.expr = expr;
-        staleNote.hidden = true;
-        const outs = answer.outputs.length;
-        setStatus(
-          "good",
-          `${outs} output${outs > 1 ? "s" : ""} (${answer.outputs.join(", ")}) over ` +
-            `${answer.inputs.join(", ") || "no inputs"} · Python ${timing.python_ms.toFixed(2)} ms · ` +
-            `round trip ${(received - sent).toFixed(1)} ms` +
-            (answer.timing.same_function ? " · the same function as before: its kernels reused" : ""),
-        );
-        state.set({ vars: answer.inputs });
-        bus.result.set(answer);
-        bus.status.set({ state: "ok", error: null });
-      }
-      const domDone = performance.now();
-      timings.count += 1;
-      timings.last = {
-        expr,
-        ok: !answer.error,
-        latency_ms: domDone - started, // edit → kernels (or the error) in the DOM
-        wait_ms: sent - started, // edit → request sent (coalescing)
-        call_ms: received - sent,
-        python_ms: timing.python_ms, // the handler and the encoding of its answer
-        handler_ms: answer.timing.python_ms, // the handler alone
-        python_phases: answer.timing, // parse_grad_ms, lower_ms, layout_ms (same_function)
-        code_ms: rendered - received, // the kernel into the code view
-        rest_ms: domDone - rendered, // status line, graph panel
-      };
-      requestAnimationFrame(() => {
-        if (timings.last?.expr === expr) timings.last.paint_ms = performance.now() - started;
-      });
-    }
-
-    const schedule = () => {
-      editedAt = performance.now();
-      clearTimeout(timer);
-      if (!inflight && editedAt - compiledAt >= DEBOUNCE_MS) compile();
-      else timer = setTimeout(compile, DEBOUNCE_MS);
-    };
-
+    const render = () => kernel.good && code.show(kernel.good.kernels[state.get().tab].source, backends.get(state.get().tab)?.language);
     const input = expressionEditor({
-      parent: inputBox,
+      parent: view.inputBox,
       doc: state.get().expr,
       label: "Function to differentiate and lower",
       onChange: (text) => state.set({ expr: text }),
     });
-
+    const loop = compileLoop({ call, view, input, kernel, render });
+    wireTabs(view);
+    wireTools(view, code, kernel, backends);
     state.subscribe((s, changed) => {
       if (changed.has("expr")) {
         input.setText(s.expr); // a hash edited by hand; no-op for typing
-        schedule();
+        loop.schedule();
       }
       if (changed.has("tab")) {
-        showTab(s.tab);
+        view.showTab(s.tab);
         render();
       }
+      if (changed.has("link")) view.showLink(s.link);
     });
-    showTab(state.get().tab);
-
-    // ---- copy, download, share ----
-    const note = (text) => {
-      toolNote.textContent = text;
-      clearTimeout(note.timer);
-      note.timer = setTimeout(() => (toolNote.textContent = ""), 2500);
-    };
-    const copyText = async (text, what) => {
-      try {
-        await navigator.clipboard.writeText(text);
-        note(`${what} copied`);
-      } catch {
-        note(`Copying is blocked here: select the ${what.toLowerCase()} and copy it by hand`);
-      }
-    };
-    copyBtn.addEventListener("click", () => good && copyText(code.text(), "Kernel"));
-    downloadBtn.addEventListener("click", () => {
-      if (!good) return;
-      const tab = state.get().tab;
-      const url = URL.createObjectURL(new Blob([code.text()], { type: "text/plain" }));
-      const a = h("a", { href: url, download: `kernel.${TABS[tab][1]}` });
-      document.body.append(a);
-      a.click();
-      a.remove();
-      setTimeout(() => URL.revokeObjectURL(url), 1000);
-      note(`Saved kernel.${TABS[tab][1]}`);
-    });
-    shareBtn.addEventListener("click", () => {
-      const url = new URL(location.href);
-      url.hash = state.formatHash();
-      history.replaceState(null, "", url.hash);
-      copyText(url.href, "Link");
-    });
+    view.showTab(state.get().tab);
+    view.showLink(state.get().link);
 
     // ---- first compile once Python is up ----
-    setStatus("wait", "Starting Python…");
+    view.setStatus("wait", "Starting Python…");
     try {
       await ready;
+      const catalogue = await listed;
+      for (const b of catalogue) backends.set(b.name, b);
+      view.setTabs(catalogue);
+      state.setBackends(catalogue.map((b) => b.name));
+      view.showTab(state.get().tab);
     } catch {
-      output.dataset.state = "error";
-      setStatus("error", "Python did not start, so nothing can be compiled (see the message above).");
+      view.showOutput("error", { message: "Python did not start (see the message above)." });
+      view.setStatus("error", "Python did not start, so nothing can be compiled (see the message above).");
       bus.status.set({ state: "error", error: "Python did not start" });
       return;
     }
-    setStatus("wait", "Compiling…");
-    editedAt = performance.now();
-    await compile();
+    view.setStatus("wait", "Compiling…");
+    await loop.first();
   },
 };
+
+/** Tabs: real buttons, roving tabindex, arrow keys. */
+function wireTabs(view) {
+  view.tablist.addEventListener("click", (event) => {
+    const name = event.target.closest?.("[data-backend]")?.dataset.backend;
+    if (name) state.set({ tab: name });
+  });
+  view.tablist.addEventListener("keydown", (event) => {
+    const names = Object.keys(view.buttons);
+    const at = names.indexOf(state.get().tab);
+    const to = { ArrowRight: at + 1, ArrowLeft: at - 1, Home: 0, End: names.length - 1 }[event.key];
+    if (to === undefined) return;
+    event.preventDefault();
+    const next = names[(to + names.length) % names.length];
+    state.set({ tab: next });
+    view.buttons[next].focus();
+  });
+}
+
+/** Copy, download, share. */
+function wireTools(view, code, kernel, backends) {
+  const copyText = async (text, what) => {
+    try {
+      await navigator.clipboard.writeText(text);
+      view.note(`${what} copied`);
+    } catch {
+      view.note(`Copying is blocked here: select the ${what.toLowerCase()} and copy it by hand`);
+    }
+  };
+  view.copyBtn.addEventListener("click", () => kernel.good && copyText(code.text(), "Kernel"));
+  view.downloadBtn.addEventListener("click", () => {
+    if (!kernel.good) return;
+    const ext = backends.get(state.get().tab)?.extension ?? "txt";
+    const url = URL.createObjectURL(new Blob([code.text()], { type: "text/plain" }));
+    const a = h("a", { href: url, download: `kernel.${ext}` });
+    document.body.append(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 1000);
+    view.note(`Saved kernel.${ext}`);
+  });
+  view.shareBtn.addEventListener("click", () => {
+    const { expr } = state.get();
+    if (expr.length > state.MAX_EXPR) {
+      view.note(`The text is ${expr.length.toLocaleString("en")} characters; a link carries at ` +
+        `most ${state.MAX_EXPR.toLocaleString("en")}: download the kernel instead`);
+      return;
+    }
+    const url = new URL(location.href);
+    url.hash = state.formatHash();
+    history.replaceState(null, "", url.hash);
+    copyText(url.href, "Link");
+  });
+}
+
+/** The compile loop: debounced, the stale request cancelled; timings in window.tang.editor. */
+function compileLoop({ call, view, input, kernel, render }) {
+  let timer = null;
+  let inflight = null; // AbortController of the running request
+  let editedAt = performance.now();
+  let compiledAt = -Infinity; // when the last compile started
+  const timings = ((window.tang ??= {}).editor = { last: null, first: null, count: 0 });
+
+  function failed(expr, message) {
+    view.showOutput(kernel.good ? "stale" : "error", { expr, message });
+    view.setStatus("error", message);
+    bus.status.set({ state: "error", error: message });
+  }
+
+  function showError(expr, e) {
+    input.setError({ from: e.position, to: e.end, message: e.message });
+    view.showCaret(expr, e);
+    view.setStatus("bad", e.message);
+    view.status.dataset.column = String(e.column);
+    view.status.dataset.expr = expr; // which text this error is about (tests wait on it)
+    view.showOutput(kernel.good ? "stale" : "error", { expr, message: e.message, err: e });
+    bus.status.set({ state: "stale", error: e });
+  }
+
+  function showKernel(expr, answer, ms) {
+    input.setError(null);
+    view.showCaret(expr, null);
+    delete view.status.dataset.column;
+    kernel.good = { ...answer, expr };
+    render();
+    const rendered = performance.now();
+    view.showOutput("ok");
+    view.output.dataset.expr = expr;
+    const outs = answer.outputs.length;
+    view.setStatus("good",
+      `${outs} output${outs > 1 ? "s" : ""} (${answer.outputs.join(", ")}) over ` +
+        `${answer.inputs.join(", ") || "no inputs"}` +
+        (answer.timing.same_function ? " · the same function as before: its kernels reused" : ""),
+      `Python ${ms.python.toFixed(2)} ms · round trip ${ms.trip.toFixed(1)} ms`);
+    state.set({ vars: answer.inputs });
+    bus.result.set(kernel.good);
+    bus.status.set({ state: "ok", error: null });
+    return rendered;
+  }
+
+  async function compile() {
+    inflight?.abort();
+    const controller = (inflight = new AbortController());
+    const expr = state.get().expr;
+    const sent = (compiledAt = performance.now());
+    const started = editedAt;
+    const timing = {}; // python_ms: the whole Python side of the call
+    let answer;
+    try {
+      answer = await call("playground.compile", { expr }, { signal: controller.signal, timing });
+    } catch (err) {
+      if (controller.signal.aborted) return; // a newer edit took over
+      failed(expr, `The worker failed: ${err?.message ?? err}`);
+      return;
+    }
+    if (controller !== inflight) return; // a newer edit overtook this answer
+    inflight = null;
+    const received = performance.now();
+    let rendered = received;
+    if (answer.error) showError(expr, answer.error);
+    else rendered = showKernel(expr, answer, { python: timing.python_ms, trip: received - sent });
+    record(timings, { expr, answer, timing, started, sent, received, rendered });
+  }
+
+  return {
+    schedule() {
+      editedAt = performance.now();
+      clearTimeout(timer);
+      if (!inflight && editedAt - compiledAt >= DEBOUNCE_MS) compile();
+      else timer = setTimeout(compile, DEBOUNCE_MS);
+    },
+    first() {
+      editedAt = performance.now();
+      return compile();
+    },
+  };
+}
+
+/** What one compile cost, for benchmarks/editor.py: window.tang.editor.last (and .first). */
+function record(timings, { expr, answer, timing, started, sent, received, rendered }) {
+  const domDone = performance.now();
+  timings.count += 1;
+  timings.last = {
+    expr,
+    ok: !answer.error,
+    latency_ms: domDone - started, // edit → kernels (or the error) in the DOM
+    wait_ms: sent - started, // edit → request sent (coalescing)
+    call_ms: received - sent,
+    python_ms: timing.python_ms, // the handler and the encoding of its answer
+    handler_ms: answer.timing.python_ms, // the handler alone
+    python_phases: answer.timing, // parse_grad_ms, lower_ms, layout_ms (same_function)
+    code_ms: rendered - received, // the kernel into the code view
+    rest_ms: domDone - rendered, // status line, graph panel
+  };
+  timings.first ??= timings.last;
+  const last = timings.last;
+  requestAnimationFrame(() => {
+    last.paint_ms = performance.now() - started;
+  });
+}

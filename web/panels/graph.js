@@ -1,150 +1,71 @@
-// The traced graph as SVG: the layered layout comes from the worker (demos/playground.py);
-// this module only draws it. Hovering (or focusing) a node marks the kernel lines that
-// compute it; hovering a kernel line marks its nodes (both through ./editor-bus.js).
-import { svg as svgEl } from "../lib/dom.js";
+// The traced graph card: draws the worker's layout (./graph-draw.js) fitted to its box with
+// zoom and pan (./graph-viewport.js). Hovering or focusing a node marks the kernel lines that
+// compute it, and hovering a kernel line marks its nodes (both through ./editor-bus.js). The
+// graph is one tab stop: arrow keys move between nodes (roving tabindex), + − 0 zoom.
+import { h } from "../lib/dom.js";
+import { onResize } from "../lib/canvas.js";
 import * as bus from "./editor-bus.js";
+import { drawGraph } from "./graph-draw.js";
+import { viewport } from "./graph-viewport.js";
 
-const DX = 64; // px between columns
-const DY = 62; // px between layers
-const H = 26; // node height
-const PAD = 24;
-
-const nodeWidth = (label) => Math.max(30, 12 + 7.5 * [...label].length);
-
-function draw(graph) {
-  const byId = new Map(graph.nodes.map((n) => [n.id, n]));
-  const cols = Math.max(1, ...graph.nodes.map((n) => n.x + 1));
-  const rows = Math.max(1, ...graph.nodes.map((n) => n.y + 1));
-  const width = PAD * 2 + (cols - 1) * DX + 60;
-  const height = PAD * 2 + (rows - 1) * DY + H + 18;
-  const cx = (n) => PAD + 30 + n.x * DX;
-  const cy = (n) => PAD + H / 2 + n.y * DY;
-  const svg = svgEl("svg", {
-    viewBox: `0 0 ${width} ${height}`,
-    width,
-    height,
-    role: "img",
-    class: "graph-svg",
-  });
-  svg.setAttribute("aria-label", `Expression graph: ${graph.nodes.length} nodes, ${graph.edges.length} edges`);
-  const defs = svgEl("defs");
-  const marker = svgEl("marker", { id: "graph-arrow", viewBox: "0 0 8 8", refX: 7, refY: 4, markerWidth: 7, markerHeight: 7, markerUnits: "userSpaceOnUse", orient: "auto" });
-  marker.append(svgEl("path", { d: "M0,0 L8,4 L0,8 z", class: "graph-arrowhead" }));
-  defs.append(marker);
-  svg.append(defs);
-  const edgeLayer = svgEl("g", { class: "graph-edges" });
-  const nodeLayer = svgEl("g", { class: "graph-nodes" });
-  svg.append(edgeLayer, nodeLayer);
-  const edges = new Map(); // node id → its edge paths (in and out)
-  for (const [from, to] of graph.edges) {
-    const a = byId.get(from);
-    const b = byId.get(to);
-    const y1 = cy(a) + H / 2;
-    const y2 = cy(b) - H / 2 - 2;
-    const mid = (y1 + y2) / 2;
-    const path = svgEl("path", {
-      d: `M${cx(a)},${y1} C${cx(a)},${mid} ${cx(b)},${mid} ${cx(b)},${y2}`,
-      class: "graph-edge",
-      "marker-end": "url(#graph-arrow)",
-    });
-    edgeLayer.append(path);
-    for (const id of [from, to]) {
-      if (!edges.has(id)) edges.set(id, []);
-      edges.get(id).push(path);
-    }
-  }
-  const groups = new Map();
-  for (const n of graph.nodes) {
-    const w = nodeWidth(n.label);
-    const g = svgEl("g", { class: `graph-node op-${n.op}`, tabindex: 0, transform: `translate(${cx(n)},${cy(n)})` });
-    g.dataset.serial = String(n.id);
-    g.setAttribute("role", "button");
-    const what = n.op === "var" ? `input ${n.label}` : n.op === "const" ? `constant ${n.label}` : `${n.op}`;
-    g.setAttribute("aria-label", `${what}${n.outputs.length ? `, output ${n.outputs.join(", ")}` : ""}`);
-    const shape = n.op === "var" || n.op === "const"
-      ? svgEl("rect", { x: -w / 2, y: -H / 2, width: w, height: H, rx: H / 2 })
-      : svgEl("rect", { x: -w / 2, y: -H / 2, width: w, height: H, rx: 6 });
-    const text = svgEl("text", { "text-anchor": "middle", dy: "0.35em" });
-    text.textContent = n.label;
-    const title = svgEl("title");
-    title.textContent = `#${n.id} ${what}`;
-    g.append(title, shape, text);
-    if (n.outputs.length) {
-      g.classList.add("graph-output");
-      const out = svgEl("text", { class: "graph-output-label", "text-anchor": "middle", y: H / 2 + 14 });
-      out.textContent = n.outputs.join(", ");
-      g.append(out);
-    }
-    const enter = () => bus.hover.set({ serials: [n.id], from: "graph" });
-    const leave = () => bus.hover.set({ serials: [], from: "graph" });
-    g.addEventListener("mouseenter", enter);
-    g.addEventListener("mouseleave", leave);
-    g.addEventListener("focus", enter);
-    g.addEventListener("blur", leave);
-    nodeLayer.append(g);
-    groups.set(n.id, g);
-  }
-  return { svg, groups, edges };
-}
+const HELP = "Arrow keys move between nodes (up: operands, down: users), + and − zoom, 0 fits; " +
+  "drag to pan, Ctrl + wheel to zoom.";
 
 export default {
   id: "graph",
   title: "The traced graph",
   async mount(root) {
-    const note = document.createElement("p");
-    note.className = "graph-note";
-    note.textContent = "Waiting for the first expression to compile…";
-    const box = document.createElement("div");
-    box.className = "graph-box";
-    root.dataset.state = "loading";
-    root.append(note, box);
-    let drawn = null;
-
-    const mark = (serials) => {
-      if (!drawn) return;
-      for (const g of drawn.groups.values()) g.classList.remove("linked");
-      for (const paths of drawn.edges.values()) for (const p of paths) p.classList.remove("linked");
-      for (const id of serials) {
-        drawn.groups.get(id)?.classList.add("linked");
-        for (const p of drawn.edges.get(id) ?? []) p.classList.add("linked");
-      }
+    const note = h("p", { className: "graph-note" }, "Waiting for the first expression to compile…");
+    const box = h("div", { className: "graph-box", "aria-label": "Expression graph" });
+    const tool = (label, text, act) => {
+      const b = h("button", { type: "button", className: "tool", tabIndex: -1, "aria-label": label }, text);
+      b.addEventListener("click", act);
+      return b;
     };
+    const tools = h("div", { className: "graph-tools", "aria-hidden": "true" },
+      tool("Zoom out", "−", () => view?.zoom(1 / 1.25)),
+      tool("Zoom in", "+", () => view?.zoom(1.25)),
+      tool("Fit", "Fit", () => view?.fit()));
+    root.dataset.state = "loading";
+    root.append(note, tools, box, h("p", { className: "graph-help" }, HELP));
+    let drawn = null;
+    let view = null;
 
     const show = (answer) => {
       const graph = answer.graph;
-      box.replaceChildren();
-      drawn = null;
       root.dataset.expr = answer.expr ?? "";
-      if (!graph.nodes.length) {
-        root.dataset.state = "too-big";
-        note.textContent =
-          `This graph has ${graph.total} nodes, more than the ${graph.limit} drawn here; ` +
-          "the kernel above is still complete.";
-        return;
-      }
-      drawn = draw(graph);
-      box.append(drawn.svg);
-      root.dataset.state = "ok";
-      note.textContent =
-        `${graph.nodes.length} nodes (value and gradient share them): inputs and constants ` +
-        "on top, outputs at the bottom. Hover a node to see the kernel line that computes it.";
+      drawn = drawGraph(graph, (serials) => bus.hover.set({ serials, from: "graph" }));
+      box.replaceChildren(drawn.svg);
+      const outputs = graph.nodes.filter((n) => n.outputs.length).map((n) => drawn.at(n));
+      view = viewport(drawn.svg, box, { width: drawn.width, height: drawn.height, outputs });
+      view.fit();
+      roving(drawn, graph, view);
+      root.dataset.state = graph.hidden ? "summary" : "ok";
+      note.textContent = graph.hidden
+        ? `${graph.shown} of ${graph.total} nodes drawn: the outputs and the nodes nearest ` +
+          `them. Each dashed ⋯ box stands for the nodes hidden under it (${graph.hidden} in ` +
+          "all); the kernel above is complete."
+        : `${graph.nodes.length} nodes (value and gradient share them): inputs and constants ` +
+          "on top, outputs at the bottom. Hover or focus a node to see the kernel line that " +
+          "computes it.";
     };
-    if (bus.result.get()) show(bus.result.get());
+    onResize(box, () => view?.fit());
+    panAndZoom(box, () => view);
     // Drawn just after the frame that shows the new kernel, so typing sees its kernel first;
     // answers that arrive before then are drawn once, the newest.
     let waiting = null;
-    bus.result.subscribe((answer) => {
+    const later = (answer) => {
       const scheduled = waiting !== null;
       waiting = answer;
       if (scheduled) return;
-      requestAnimationFrame(() =>
-        setTimeout(() => {
-          const newest = waiting;
-          waiting = null;
-          show(newest);
-        }, 0),
-      );
-    });
+      requestAnimationFrame(() => setTimeout(() => {
+        const newest = waiting;
+        waiting = null;
+        show(newest);
+      }, 0));
+    };
+    if (bus.result.get()) show(bus.result.get());
+    bus.result.subscribe(later);
     bus.status.subscribe(({ state, error }) => {
       root.classList.toggle("stale", state === "stale" && drawn !== null);
       if (state === "error" && !drawn) {
@@ -152,6 +73,99 @@ export default {
         note.textContent = `No graph: ${typeof error === "string" ? error : "the worker failed"}.`;
       }
     });
-    bus.hover.subscribe(({ serials }) => mark(serials));
+    bus.hover.subscribe(({ serials }) => mark(drawn, serials));
   },
 };
+
+function mark(drawn, serials) {
+  if (!drawn) return;
+  for (const g of drawn.groups.values()) g.classList.remove("linked");
+  for (const paths of drawn.edges.values()) for (const p of paths) p.classList.remove("linked");
+  for (const id of serials) {
+    drawn.groups.get(id)?.classList.add("linked");
+    for (const p of drawn.edges.get(id) ?? []) p.classList.add("linked");
+  }
+}
+
+/** One tab stop for the whole graph (the first output), arrow keys between nodes. */
+function roving(drawn, graph, view) {
+  const layers = new Map(); // y → nodes left to right
+  for (const n of graph.nodes) {
+    if (!layers.has(n.y)) layers.set(n.y, []);
+    layers.get(n.y).push(n);
+  }
+  for (const row of layers.values()) row.sort((a, b) => a.x - b.x);
+  const operands = new Map(graph.nodes.map((n) => [n.id, []]));
+  const users = new Map(graph.nodes.map((n) => [n.id, []]));
+  for (const [a, b] of graph.edges) {
+    operands.get(b).push(drawn.nodes.get(a));
+    users.get(a).push(drawn.nodes.get(b));
+  }
+  const nearest = (list, n) => list.reduce((best, m) => (Math.abs(m.x - n.x) < Math.abs(best.x - n.x) ? m : best));
+  const step = {
+    ArrowLeft: (n) => layers.get(n.y)[layers.get(n.y).indexOf(n) - 1],
+    ArrowRight: (n) => layers.get(n.y)[layers.get(n.y).indexOf(n) + 1],
+    ArrowUp: (n) => (operands.get(n.id).length ? nearest(operands.get(n.id), n) : layers.get(n.y - 1) && nearest(layers.get(n.y - 1), n)),
+    ArrowDown: (n) => (users.get(n.id).length ? nearest(users.get(n.id), n) : layers.get(n.y + 1) && nearest(layers.get(n.y + 1), n)),
+    Home: () => graph.nodes[0],
+    End: () => graph.nodes[graph.nodes.length - 1],
+  };
+  let current = graph.nodes.find((n) => n.outputs.length) ?? graph.nodes[0];
+  const move = (n, focus) => {
+    drawn.groups.get(current.id).tabIndex = -1;
+    current = n;
+    const g = drawn.groups.get(n.id);
+    g.tabIndex = 0;
+    if (focus) {
+      view.show(drawn.at(n));
+      g.focus({ preventScroll: true });
+    }
+  };
+  if (current) move(current, false);
+  drawn.svg.addEventListener("focusin", (e) => {
+    const id = Number(e.target.closest?.(".graph-node")?.dataset.serial);
+    if (drawn.nodes.has(id) && id !== current.id) move(drawn.nodes.get(id), false);
+  });
+  drawn.svg.addEventListener("keydown", (e) => {
+    const zoom = { "+": 1.25, "=": 1.25, "-": 1 / 1.25 }[e.key];
+    if (zoom || e.key === "0") {
+      e.preventDefault();
+      if (zoom) view.zoom(zoom);
+      else view.fit();
+      view.show(drawn.at(current));
+      return;
+    }
+    const next = step[e.key]?.(current);
+    if (step[e.key]) e.preventDefault();
+    if (next) move(next, true);
+  });
+}
+
+/** Drag to pan, Ctrl + wheel (or a pinch) to zoom around the pointer. */
+function panAndZoom(box, getView) {
+  let drag = null;
+  box.addEventListener("pointerdown", (e) => {
+    if (e.button !== 0 || !getView()) return;
+    drag = { x: e.clientX, y: e.clientY, id: e.pointerId, moved: false };
+  });
+  box.addEventListener("pointermove", (e) => {
+    if (!drag || e.pointerId !== drag.id) return;
+    const dx = e.clientX - drag.x;
+    const dy = e.clientY - drag.y;
+    if (!drag.moved && Math.hypot(dx, dy) < 4) return; // a click on a node stays a click
+    if (!drag.moved) box.setPointerCapture(e.pointerId);
+    drag.moved = true;
+    getView().pan(dx, dy);
+    drag.x = e.clientX;
+    drag.y = e.clientY;
+  });
+  const end = () => (drag = null);
+  box.addEventListener("pointerup", end);
+  box.addEventListener("pointercancel", end);
+  box.addEventListener("wheel", (e) => {
+    if (!e.ctrlKey || !getView()) return;
+    e.preventDefault();
+    const r = box.getBoundingClientRect();
+    getView().zoom(Math.exp(-e.deltaY / 300), { x: e.clientX - r.left, y: e.clientY - r.top });
+  }, { passive: false });
+}

@@ -11,6 +11,8 @@ export default [
   "poet.js",
   "how-dual.js",
   "how-lower.js",
+  "how-views.js",
+  "how-derived.js",
   "compare.js",
   "build-examples.js",
   "about.js",

@@ -1,4 +1,5 @@
-const indexURL = new URL("./pyodide/", import.meta.url).href;
+// The site's runtime, one folder up: this page is served from dist/_bench/.
+const indexURL = new URL("../pyodide/", import.meta.url).href;
 try {
   const { loadPyodide } = await import(indexURL + "pyodide.mjs");
   const pyodide = await loadPyodide({ indexURL });

@@ -1,0 +1,190 @@
+"""Training speed of the Quantum Poet (demos/quantum_poet.py): seconds per epoch on tang.nn's
+pure-Python and numpy paths, next to PyTorch CPU on the same model, the same starting weights
+and the same batches, measured in the same run. Targets: numpy faster than PyTorch CPU; pure
+Python ≤ 1.5 s per epoch in CPython.
+
+    python benchmarks/train.py [--epochs E] [--repeat R] [--torch-threads T] [--tab]
+
+Each contender trains E epochs (default 2) from the Poet's seeded start, R times (default 3),
+the contenders taking turns so a busy machine slows each alike; the figure is the fastest
+run's seconds per epoch. Every epoch's mean loss is printed, so one can see that all three
+trained the same thing. PyTorch is optional (``pip install torch``): without it the
+line says so. float64 everywhere (tang.nn's only dtype); PyTorch gets one thread unless
+``--torch-threads`` says otherwise (tang is single-threaded, and for a model this small
+more threads mostly add synchronisation, or contend on a shared machine).
+
+``--tab`` also opens the site in headless Chromium (/usr/bin/chromium), presses Train on the
+"A model" card and reports the seconds until an epoch's mean loss is below 0.1 (target:
+within 90 s), or the loss reached when ``--tab-limit`` seconds (default 300) ran out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from urllib.parse import urlsplit
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import tang.nn as nn  # noqa: E402
+from demos import quantum_poet as poet  # noqa: E402
+
+CHROMIUM = os.environ.get("TANG_CHROMIUM", "/usr/bin/chromium")
+
+
+def train_tang(backend: str, epochs: int) -> tuple[float, list[float]]:
+    """Seconds for ``epochs`` epochs on a tang.nn path (building the model not counted)."""
+    trainer, loader = poet.build_and_train(0, backend)
+    trainer.epochs(epochs)
+    start = time.perf_counter()
+    losses = trainer.fit(loader)
+    return time.perf_counter() - start, losses
+
+
+def train_torch(epochs: int) -> tuple[float, list[float]]:
+    """The same model, start and batches in PyTorch (CPU, float64)."""
+    import torch
+
+    trainer, loader = poet.build_and_train(0, "python")  # the start and the batch order
+    state = {k: torch.tensor(v.tolist(), dtype=torch.float64)
+             for k, v in trainer.model.state_dict().items()}  # fmt: skip
+    model = torch.nn.Sequential(
+        torch.nn.Linear(240, 64), torch.nn.Tanh(),
+        torch.nn.Linear(64, 64), torch.nn.Tanh(),
+        torch.nn.Linear(64, 30),
+    ).double()  # fmt: skip
+    model.load_state_dict(state)
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.005)
+    windows = torch.tensor([w for w, _ in loader.dataset])
+    targets = torch.tensor([t for _, t in loader.dataset])
+    orders = [
+        [torch.tensor(loader.indices(e, i)) for i in range(len(loader))] for e in range(epochs)
+    ]
+    start = time.perf_counter()
+    losses = []
+    for epoch in range(epochs):
+        total = 0.0
+        for index in orders[epoch]:
+            x = torch.nn.functional.one_hot(windows[index], 30).reshape(len(index), 240)
+            loss = torch.nn.functional.cross_entropy(model(x.double()), targets[index])
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            total += loss.item() * len(index)
+        losses.append(total / len(loader.dataset))
+    return time.perf_counter() - start, losses
+
+
+def time_in_tab(limit_s: float) -> None:
+    """Press Train on the built site's "A model" card; report the time to loss < 0.1."""
+    from playwright.sync_api import sync_playwright
+
+    import build
+
+    out = Path(tempfile.mkdtemp(prefix="tang-train-bench-"))
+    build.build(out, quiet=True)
+    server = build.make_server(out, 0)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/"
+    with tempfile.TemporaryDirectory() as tmp, sync_playwright() as pw:
+        context = pw.chromium.launch_persistent_context(
+            f"{tmp}/profile",
+            executable_path=CHROMIUM,
+            headless=True,
+            args=["--no-sandbox", "--headless=new", "--disable-background-networking"],
+            timeout=60_000,
+            env={**os.environ, "HOME": tmp, "XDG_CONFIG_HOME": f"{tmp}/.config"},
+        )
+        context.route(
+            "**/*",
+            lambda r: (
+                r.fallback() if urlsplit(r.request.url).hostname == "127.0.0.1" else r.abort()
+            ),
+        )
+        page = context.pages[0] if context.pages else context.new_page()
+        page.goto(url)
+        sel = "#panel-poet .panel-body"
+        page.wait_for_function(
+            "s => document.querySelector(s)?.dataset.state === 'idle'", arg=sel, timeout=120_000
+        )
+        page.locator(f"{sel} .poet-train").click()
+        start = time.monotonic()
+        marks: dict[int, float] = {}
+        while time.monotonic() - start < limit_s:
+            d = page.evaluate("s => ({...document.querySelector(s).dataset})", sel)
+            epoch = int(d.get("epoch") or 0)
+            if epoch and epoch not in marks:
+                marks[epoch] = time.monotonic() - start
+            if d.get("epochLoss") and float(d["epochLoss"]) < 0.1:
+                break
+            time.sleep(0.25)
+        elapsed = time.monotonic() - start
+        d = page.evaluate("s => ({...document.querySelector(s).dataset})", sel)
+        loss = float(d["epochLoss"]) if d.get("epochLoss") else float("nan")
+        per_epoch = marks[max(marks)] / max(marks) if marks else float("nan")
+        print(f"\nin the tab (Pyodide, pure Python): {per_epoch:.2f} s per epoch")
+        if loss < 0.1:
+            verdict = "met" if elapsed <= 90 else "MISSED"
+            print(f"loss < 0.1 after {elapsed:.0f} s (epoch {d['epoch']}: {loss:.4f})"
+                  f"  target ≤ 90 s: {verdict}")  # fmt: skip
+        else:
+            print(f"loss still {loss:.4f} at epoch {d.get('epoch')} after {elapsed:.0f} s "
+                  f"(limit {limit_s:.0f} s)  target ≤ 90 s: MISSED")  # fmt: skip
+        context.close()
+    server.shutdown()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--epochs", type=int, default=2)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--torch-threads", type=int, default=1)
+    parser.add_argument("--tab", action="store_true", help="also time training in the page")
+    parser.add_argument("--tab-limit", type=float, default=300.0)
+    args = parser.parse_args()
+    contenders = {"tang pure Python": lambda: train_tang("python", args.epochs)}
+    if "numpy" in nn.available_backends():
+        contenders["tang numpy"] = lambda: train_tang("numpy", args.epochs)
+    else:
+        print("numpy is not installed: no numpy path")
+    try:
+        import torch
+
+        torch.set_num_threads(args.torch_threads)
+        contenders["PyTorch CPU"] = lambda: train_torch(args.epochs)
+        torch_note = f"torch {torch.__version__}, {torch.get_num_threads()} threads"
+    except ImportError:
+        torch_note = "PyTorch is not installed (pip install torch): no peer measured"
+    print(f"Quantum Poet: 21,534 parameters, {len(poet.windows())} windows, batch 32, Adam; "
+          f"{args.epochs} epochs x {args.repeat} runs, {os.cpu_count()} CPU cores; "
+          f"{torch_note}")  # fmt: skip
+    best: dict[str, float] = {}
+    losses: dict[str, list[float]] = {}
+    for _ in range(args.repeat):
+        for name, run in contenders.items():
+            seconds, losses[name] = run()
+            best[name] = min(best.get(name, float("inf")), seconds / args.epochs)
+    print(f"\n{'':20}{'s / epoch':>12}  epoch losses")
+    for name, s in best.items():
+        print(f"{name:20}{s:12.4f}  {' '.join(f'{v:.6f}' for v in losses[name])}")
+    py = best["tang pure Python"]
+    verdict = "met" if py <= 1.5 else "MISSED"
+    print(f"\npure Python: {py:.2f} s per epoch  target ≤ 1.5 s: {verdict}")
+    if "PyTorch CPU" in best and "tang numpy" in best:
+        ratio = best["PyTorch CPU"] / best["tang numpy"]
+        print(f"numpy vs PyTorch CPU: {ratio:.2f}x  (> 1: numpy faster)  target > 1: "
+              f"{'met' if ratio > 1 else 'MISSED'}")  # fmt: skip
+        print(f"pure Python vs PyTorch CPU: {best['PyTorch CPU'] / py:.3f}x")
+    if args.tab:
+        time_in_tab(args.tab_limit)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

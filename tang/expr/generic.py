@@ -1,0 +1,117 @@
+"""Each primitive of the registry as one function over any number type.
+
+Plain ``int``/``float`` get the op's IEEE float kernel (``log2(0)`` is ``-inf``, never an
+exception); graph nodes, and plain numbers mixed with them, get graph nodes; any other type
+gets its own method, so a new value type (``tang.Dual`` today; a tensor or an interval
+later) plugs in by implementing them, and the types nest (a Dual whose parts are nodes):
+
+- a unary op ``f``: ``a.f()`` (``a.sin()``, ``a.sqrt()``, …);
+- ``atan2(y, x)``: ``y.atan2(x)``, or ``x.ratan2(y)`` when only x is of that type;
+- ``eq(a, b)``: ``a.eq(b)`` (or ``b.eq(a)``), a comparison of values;
+- ``where(cond, a, b)`` over a traced comparison: ``type(a).where(cond, a, b)`` (or b's).
+
+``tang.scalar`` builds the public math on these; ``tang.expr.trace.replay`` runs a graph
+on any number type with them.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable
+from typing import Any
+
+from . import graph
+from .graph import Node
+from .ops import OPERATIONS, OPS
+
+Number = Any  # int | float | Node | anything implementing the methods above
+_FLOATS = (int, float)  # bool is an int: True behaves as 1
+_PLAIN = (int, float, Node)  # the types this module handles without a method
+
+
+def unary(
+    name: str, on_float: Callable[[float], float], on_node: Callable[[Node], Node], doc: str
+) -> Callable[[Number], Number]:
+    """A math function: IEEE kernel for numbers, graph constructor for nodes, else a method."""
+
+    def function(a: Number) -> Number:
+        if isinstance(a, _FLOATS):
+            return on_float(a)
+        if isinstance(a, Node):
+            return on_node(a)
+        method = getattr(a, name, None)
+        if method is None:
+            raise TypeError(f"tang.{name} does not accept {type(a).__name__}")
+        return method()
+
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = doc
+    return function
+
+
+def atan2(y: Number, x: Number) -> Number:
+    """The angle of the point (x, y), in (-pi, pi]."""
+    if isinstance(y, _FLOATS) and isinstance(x, _FLOATS):
+        return OPS["atan2"].kernel(y, x)  # type: ignore[misc]
+    if not isinstance(y, _PLAIN) and hasattr(y, "atan2"):
+        return y.atan2(x)
+    if not isinstance(x, _PLAIN) and hasattr(x, "ratan2"):
+        return x.ratan2(y)
+    if isinstance(y, _PLAIN) and isinstance(x, _PLAIN):
+        return graph.atan2(y, x)
+    raise TypeError(f"tang.atan2 does not accept {type(y).__name__} and {type(x).__name__}")
+
+
+def lt(a: Number, b: Number) -> Any:
+    """a < b."""
+    return a < b
+
+
+def le(a: Number, b: Number) -> Any:
+    """a <= b."""
+    return a <= b
+
+
+def eq(a: Number, b: Number) -> Any:
+    """a == b as a value comparison (``==`` on nodes and Duals is identity, like Python's)."""
+    if not isinstance(a, _PLAIN) and hasattr(a, "eq"):
+        return a.eq(b)
+    if not isinstance(b, _PLAIN) and hasattr(b, "eq"):
+        return b.eq(a)
+    if isinstance(a, Node) or isinstance(b, Node):
+        return graph.eq(a, b)
+    return a == b
+
+
+def where(cond: Any, a: Number, b: Number) -> Number:
+    """``a`` where ``cond`` holds, else ``b``: a Python bool picks now; a traced comparison
+    becomes a select node (for other number types: their ``where``)."""
+    if isinstance(cond, Node):
+        if not isinstance(a, _PLAIN) and hasattr(type(a), "where"):
+            return type(a).where(cond, a, b)
+        if not isinstance(b, _PLAIN) and hasattr(type(b), "where"):
+            return type(b).where(cond, a, b)
+        return graph.select(cond, a, b)
+    if not isinstance(cond, _FLOATS) and hasattr(type(cond), "where"):
+        raise TypeError(
+            f"where() needs a comparison as its condition, not a {type(cond).__name__} number"
+        )
+    return a if cond else b
+
+
+_SPECIAL: dict[str, Callable[..., Any]] = {
+    "add": operator.add,
+    "mul": operator.mul,
+    "neg": operator.neg,
+    "atan2": atan2,
+    "lt": lt,
+    "le": le,
+    "eq": eq,
+    "select": where,
+}
+# primitive -> the function that computes it on any number type: the unary ones dispatch
+# as ``unary`` does, with the op's kernel and graph constructor from the registry
+PRIMITIVES: dict[str, Callable[..., Any]] = {
+    name: _SPECIAL.get(name) or unary(name, OPS[name].kernel, graph.CONSTRUCTORS[name], name)  # type: ignore[arg-type]
+    for name in OPERATIONS
+}

@@ -1,0 +1,275 @@
+"""The op registry: every primitive of the graph declared once, with all it means.
+
+An entry says how many operands the op takes, its float kernel (IEEE: inf and nan where
+``math`` would raise), its reverse-mode derivative, its name in tang's text and in the
+backends' math libraries, and how people read it: the label drawn in a graph node, the
+formula of a figure row and the forward-mode (ε) rule in words. The graph, the gradient,
+the text printer, the parser's round trip, the sympy and numpy bridges, every printer and
+the page's figures read their per-op facts from here, and ``tests/test_op_registry.py``
+checks the tables that cannot be derived (printer templates, Dual's methods) against it.
+
+This module imports only ``tang.ieee``: it sits below every other part of tang.
+
+A derivative rule is ``vjp(d, g, out, *operands) -> (contribution per operand)``: ``g`` is
+the adjoint of the node ``out``, ``d`` the derivative kit of ``tang.expr.grad`` (the graph
+constructors ``d.add``, ``d.mul``, … and the folding ``d.times`` (g·x without ·1) and
+``d.negate`` (-x without --)), and None stands for no contribution (a comparison, a
+select's condition).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from .. import ieee
+
+LOG2E = 1.4426950408889634  # 1/ln 2
+LN2 = 0.6931471805599453
+HALF_PI = 1.5707963267948966
+
+
+@dataclass(frozen=True)
+class Primitive:
+    """One graph operation and everything each layer needs to know about it."""
+
+    name: str
+    arity: int
+    kernel: Callable[..., Any] | None  # the float implementation (None for leaves)
+    vjp: Callable[..., tuple[Any, ...]] | None  # reverse mode: see the module docstring
+    label: str  # drawn in the editor's graph node (leaves draw their value or name)
+    spelling: str  # a figure row's formula over its operands' names {0}, {1}, …
+    epsilon: str  # the forward-mode rule for the ε part, in words (the page's dual table)
+    call: str | None = None  # its function name in tang's text (None: printed as an operator)
+    library: bool = False  # a math-library function of the same name in every backend
+    sympy: Callable[..., Any] | None = None  # (sympy module, *operands) -> sympy expression
+    numpy: Callable[..., Any] | None = None  # (numpy module, *operands) -> array
+    commutative: bool = False
+    boolean: bool = False  # a comparison: its value is a bool, usable only as a condition
+
+    @property
+    def leaf(self) -> bool:
+        return self.arity == 0
+
+
+def _atan2_vjp(d: Any, g: Any, out: Any, y: Any, x: Any) -> tuple[Any, Any]:
+    scale = d.times(g, d.recip(d.add(d.mul(x, x), d.mul(y, y))))  # g / (x² + y²)
+    return d.times(scale, x), d.negate(d.times(scale, y))
+
+
+def _no_derivative(d: Any, g: Any, out: Any, a: Any, b: Any) -> tuple[None, None]:
+    return None, None
+
+
+def _relation(sp: Any, relation: str) -> Callable[..., Any]:
+    """A comparison with nan is false in tang (IEEE); sympy refuses to build one."""
+    return lambda a, b: sp.false if a is sp.nan or b is sp.nan else getattr(sp, relation)(a, b)
+
+
+_REGISTRY: tuple[Primitive, ...] = (
+    Primitive("const", 0, None, None, "", "", "a constant: ε = 0"),
+    Primitive("var", 0, None, None, "", "", "seed: dx = 1"),
+    Primitive(
+        "add",
+        2,
+        lambda a, b: a + b,
+        lambda d, g, out, a, b: (g, g),
+        "+",
+        "{0} + {1}",
+        "da + db",
+        sympy=lambda sp, a, b: a + b,
+        numpy=lambda np, a, b: np.add(a, b),
+        commutative=True,
+    ),
+    Primitive(
+        "mul",
+        2,
+        ieee.mul,
+        lambda d, g, out, a, b: (d.times(g, b), d.times(g, a)),
+        "×",
+        "{0} · {1}",
+        "da·b + a·db",
+        sympy=lambda sp, a, b: a * b,
+        numpy=lambda np, a, b: np.multiply(a, b),
+        commutative=True,
+    ),
+    Primitive(
+        "neg",
+        1,
+        lambda a: -a,
+        lambda d, g, out, a: (d.negate(g),),
+        "−",
+        "−{0}",
+        "−da",
+        sympy=lambda sp, a: -a,
+        numpy=lambda np, a: np.negative(a),
+    ),
+    Primitive(
+        "recip",
+        1,
+        ieee.recip,
+        lambda d, g, out, a: (d.negate(d.times(g, d.mul(out, out))),),  # (1/a)' = -1/a²
+        "1/x",
+        "1 / {0}",
+        "−da / a²",
+        call="recip",
+        sympy=lambda sp, a: 1 / a,
+        numpy=lambda np, a: np.divide(1.0, a),
+    ),
+    Primitive(
+        "sqrt",
+        1,
+        ieee.sqrt,
+        lambda d, g, out, a: (d.times(g, d.mul(d.recip(out), 0.5)),),  # √a' = 1/(2√a)
+        "√",
+        "√{0}",
+        "da / (2√a)",
+        call="sqrt",
+        library=True,
+        sympy=lambda sp, a: sp.sqrt(a),
+        numpy=lambda np, a: np.sqrt(a),
+    ),
+    Primitive(
+        "sin",
+        1,
+        ieee.sin,
+        lambda d, g, out, a: (d.times(g, d.cos(a)),),  # sin' = cos
+        "sin",
+        "sin {0}",
+        "da · cos a",
+        call="sin",
+        library=True,
+        sympy=lambda sp, a: sp.sin(a),
+        numpy=lambda np, a: np.sin(a),
+    ),
+    Primitive(
+        "cos",
+        1,
+        ieee.cos,
+        lambda d, g, out, a: (d.negate(d.times(g, d.sin(a))),),  # cos' = -sin
+        "cos",
+        "cos {0}",
+        "−da · sin a",
+        call="cos",
+        library=True,
+        sympy=lambda sp, a: sp.cos(a),
+        numpy=lambda np, a: np.cos(a),
+    ),
+    Primitive(
+        "exp2",
+        1,
+        ieee.exp2,
+        lambda d, g, out, a: (d.times(g, d.mul(out, LN2)),),  # (2^a)' = 2^a ln 2
+        "exp2",
+        "2^{0}",
+        "da · 2^a · ln 2",
+        call="exp2",
+        library=True,
+        sympy=lambda sp, a: sp.Integer(2) ** a,
+        numpy=lambda np, a: np.exp2(a),
+    ),
+    Primitive(
+        "log2",
+        1,
+        ieee.log2,
+        lambda d, g, out, a: (d.times(g, d.mul(d.recip(a), LOG2E)),),  # log2' = 1/(a ln 2)
+        "log2",
+        "log₂ {0}",
+        "da / (a · ln 2)",
+        call="log2",
+        library=True,
+        sympy=lambda sp, a: sp.log(a, 2),
+        numpy=lambda np, a: np.log2(a),
+    ),
+    # tanh is a primitive, not exp2 arithmetic: every backend has it, its derivative is
+    # 1 - t² of its own output, and no short formula is accurate near 0 without an expm1.
+    Primitive(
+        "tanh",
+        1,
+        math.tanh,
+        lambda d, g, out, a: (d.times(g, d.add(1.0, d.neg(d.mul(out, out)))),),  # 1 - tanh²
+        "tanh",
+        "tanh {0}",
+        "da · (1 − tanh² a)",
+        call="tanh",
+        library=True,
+        sympy=lambda sp, a: sp.tanh(a),
+        numpy=lambda np, a: np.tanh(a),
+    ),
+    Primitive(
+        "atan2",
+        2,
+        ieee.atan2,
+        _atan2_vjp,  # ∂/∂y = x/(x²+y²), ∂/∂x = -y/(x²+y²)
+        "atan2",
+        "atan2({0}, {1})",
+        "(da·b − a·db) / (a² + b²)",
+        call="atan2",
+        library=True,
+        sympy=lambda sp, y, x: sp.atan2(y, x),
+        numpy=lambda np, y, x: np.arctan2(y, x),
+    ),
+    Primitive(
+        "lt",
+        2,
+        lambda a, b: a < b,
+        _no_derivative,
+        "<",
+        "{0} < {1}",
+        "a comparison: no ε",
+        sympy=lambda sp, a, b: _relation(sp, "Lt")(a, b),
+        numpy=lambda np, a, b: np.less(a, b),
+        boolean=True,
+    ),
+    Primitive(
+        "le",
+        2,
+        lambda a, b: a <= b,
+        _no_derivative,
+        "≤",
+        "{0} ≤ {1}",
+        "a comparison: no ε",
+        sympy=lambda sp, a, b: _relation(sp, "Le")(a, b),
+        numpy=lambda np, a, b: np.less_equal(a, b),
+        boolean=True,
+    ),
+    Primitive(
+        "eq",
+        2,
+        lambda a, b: a == b,
+        _no_derivative,
+        "=",
+        "{0} = {1}",
+        "a comparison: no ε",
+        sympy=lambda sp, a, b: _relation(sp, "Eq")(a, b),
+        numpy=lambda np, a, b: np.equal(a, b),
+        commutative=True,
+        boolean=True,
+    ),
+    Primitive(
+        "select",
+        3,
+        lambda c, a, b: a if c else b,
+        lambda d, g, out, c, a, b: (None, d.select(c, g, 0.0), d.select(c, 0.0, g)),
+        "?:",
+        "{0} ? {1} : {2}",
+        "the ε of the branch taken",
+        call="where",
+        sympy=lambda sp, c, a, b: sp.Piecewise((a, c), (b, True)),
+        numpy=lambda np, c, a, b: np.where(c, a, b),
+    ),
+)
+
+OPS: dict[str, Primitive] = {p.name: p for p in _REGISTRY}
+OPERATIONS: tuple[str, ...] = tuple(p.name for p in _REGISTRY if not p.leaf)
+BOOL_OPS = frozenset(p.name for p in _REGISTRY if p.boolean)
+COMMUTATIVE = frozenset(p.name for p in _REGISTRY if p.commutative)
+# op -> its function name in tang's text, for the ops printed as calls
+CALLS: dict[str, str] = {p.name: p.call for p in _REGISTRY if p.call}
+# math-library functions every backend spells as a call: name -> arity
+LIBRARY: dict[str, int] = {p.name: p.arity for p in _REGISTRY if p.library}
+LABELS: dict[str, str] = {p.name: p.label for p in _REGISTRY if not p.leaf}
+SPELLING: dict[str, str] = {p.name: p.spelling for p in _REGISTRY if not p.leaf}
+EPSILON_RULE: dict[str, str] = {p.name: p.epsilon for p in _REGISTRY}

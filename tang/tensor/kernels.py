@@ -1,0 +1,315 @@
+"""One kernel per comprehension, for a device: WGSL compute kernels (wgpu-py, WebGPU) and
+Python kernels ``fn(n, *buffers)`` (tang.gpu's CPU device), each following the schedule's
+plan for its comprehension (``tang.tensor.passes.schedule``).
+
+WGSL kernels index their invocations like every tang.gpu kernel (two dimensions of
+workgroups), bind the buffers they read (read-only) and the one they write, and are printed
+from the same statement table as the C and Python loop nests (``STATEMENTS``): a per-element
+or vector plan prints the loop nest body once per invocation; a tiled plan stages row and
+column tiles through workgroup memory between barriers; a combine tree folds strided shares
+of one reduction per invocation and combines them pairwise in workgroup memory.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..lower import BACKENDS
+from ..lower.base import identifiers
+from ..lower.bindings import Binding, KernelInfo
+from ..lower.wgsl import declaration
+from .comprehension import Comprehension, Load, TensorGraph
+from .lower import (
+    _affine,
+    _elements,
+    _fold,
+    _one_line,
+    _Scope,
+    _Writer,
+    emit_comprehension,
+    lower_graph,
+)
+from .passes.schedule import Plan, plan
+from .view import row_major
+
+
+@dataclass(frozen=True)
+class GpuKernel:
+    """One WGSL compute kernel: comprehension ``name`` written to buffer ``write``, reading
+    the buffers ``reads``; ``info`` holds the entry point and bindings (storage buffers 0,
+    1, …: ``reads`` then ``write``). Dispatch it over ``items`` invocations; ``size`` is the
+    output's element count and ``plan`` the schedule it follows."""
+
+    name: str
+    source: str
+    info: KernelInfo
+    reads: tuple[str, ...]
+    write: str
+    size: int
+    items: int
+    plan: Plan
+
+
+def _unravel(w: _Writer, flat: str, axes: list[tuple[str, int]]) -> dict[str, str]:
+    """Integer expressions for each axis of a row-major index ``flat`` over ``axes``."""
+    strides = row_major([e for _, e in axes])
+    return {
+        n: w.st.unravel.format(flat=flat, stride=s, extent=e) for (n, e), s in zip(axes, strides)
+    }
+
+
+def _bindings(comp: Comprehension) -> tuple[tuple[str, ...], dict[str, str], tuple[Binding, ...]]:
+    reads = tuple(sorted(comp.sources()))
+    idents = identifiers([*reads, comp.name])
+    access = ["read"] * len(reads) + ["read_write"]
+    bindings = tuple(
+        Binding(0, k, idents[n], "storage", a, "array<f32>")
+        for k, (n, a) in enumerate(zip([*reads, comp.name], access))
+    )
+    return reads, idents, bindings
+
+
+def _per_invocation(w: _Writer, comp: Comprehension, p: Plan, idents: dict, shapes: dict) -> int:
+    """A per-element or vector plan: one invocation per output element outside the plan's
+    vector axes. Returns the invocation count."""
+    outer = [(n, e) for n, e in zip(comp.index, comp.shape) if n not in p.vector]
+    items = max(1, math.prod(e for _, e in outer))
+    w.emit(w.st.when.format(cond=f"_flat >= {items}"))
+    w.depth += 1
+    w.emit("return;")
+    w.close(w.st.when_end)
+    emit_comprehension(w, comp, p, _unravel(w, "_flat", outer), idents, shapes)
+    return items
+
+
+def _tiled(w: _Writer, comp: Comprehension, p: Plan, idents: dict, shapes: dict) -> int:
+    """Square tiles of the output axes ``a`` × ``b``, one workgroup each; row and column
+    tiles of the staged reads pass through workgroup memory, ``tile`` steps at a time."""
+    st, t = w.st, p.tile
+    assert st.shared is not None and st.barrier is not None and p.a and p.b
+    sc = _Scope(w, comp, idents, shapes)
+    x = sc.p
+    extent = dict(zip(comp.index, comp.shape))
+    ((r, k_len),) = comp.reduce
+    ta, tb = -(-extent[p.a] // t), -(-extent[p.b] // t)
+    batch = [(n, e) for n, e in zip(comp.index, comp.shape) if n not in (p.a, p.b)]
+    groups = math.prod(e for _, e in batch) * ta * tb
+    w.emit(st.when.format(cond=f"_group >= {groups}"))
+    w.depth += 1
+    w.emit("return;")
+    w.close(st.when_end)
+    w.emit(st.index.format(name="_ly", expr=f"_local / {t}"))
+    w.emit(st.index.format(name="_lx", expr=f"_local % {t}"))
+    tiles = _unravel(w, "_group", [*batch, ("_ta", ta), ("_tb", tb)])
+    for n, _ in batch:
+        w.emit(st.index.format(name=sc.local[n], expr=tiles[n]))
+    for axis, tile_axis, lane in ((p.a, "_ta", "_ly"), (p.b, "_tb", "_lx")):
+        w.emit(st.index.format(name=f"{x}raw_{axis}", expr=f"({tiles[tile_axis]}) * {t} + {lane}"))
+        last = extent[axis] - 1
+        w.emit(
+            st.index.format(name=sc.local[axis], expr=st.minimum.format(a=f"{x}raw_{axis}", b=last))
+        )
+    staged = {name: f"{x}w{k}" for k, name in enumerate([*p.rows, *p.cols])}
+    monoid = comp.monoid
+    assert monoid is not None
+    state = [f"{x}s{k}" for k in range(monoid.arity)]
+    for s, v in zip(state, monoid.identity):
+        w.emit(st.state.format(type=w.type, name=s, value=w.literal(v)))
+    w.open(st.loop_step.format(var="_k0", extent=k_len, step=t))
+    w._unrolled.append(0)
+    for name, lane in [*((n, "_lx") for n in p.rows), *((n, "_ly") for n in p.cols)]:
+        read = comp.reads[name]
+        assert isinstance(read, Load)
+        w.emit(
+            st.index.format(
+                name=f"{x}k_{staged[name]}", expr=st.minimum.format(a=f"_k0 + {lane}", b=k_len - 1)
+            )
+        )
+        at = sc.address(read.view, {**sc.local, r: f"{x}k_{staged[name]}"})
+        size = math.prod(shapes[read.source])
+        lo, hi = read.view.span()
+        if lo < 0 or hi >= size:
+            at = st.clamp.format(p=at, last=size - 1)
+        cell = st.element.format(name=staged[name], i="_local")
+        w.emit(st.assign.format(name=cell, expr=f"{idents[read.source]}[{at}]"))
+    w.emit(st.barrier)
+    w.loop("_kk", st.minimum.format(a=t, b=f"{k_len} - _k0"))
+    w.emit(st.index.format(name=sc.local[r], expr="_k0 + _kk"))
+    names = dict(sc.names)
+    for name in p.rows:
+        names[name] = st.element.format(name=staged[name], i=f"_ly * {t} + _kk")
+    for name in p.cols:
+        names[name] = st.element.format(name=staged[name], i=f"_kk * {t} + _lx")
+    sc.load(comp.body, lambda name: name not in staged)
+    element = _elements(w, comp, comp.body, names, x)
+    _fold(w, monoid, range(monoid.arity), dict(zip(monoid.state, state)), element, state, x)
+    w.end_loop()
+    w.emit(st.barrier)
+    w.end_loop()
+    w.open(st.when.format(cond=f"{x}raw_{p.a} < {extent[p.a]} && {x}raw_{p.b} < {extent[p.b]}"))
+    value = state[0]
+    if comp.epilogue is not None:
+        sc.load([comp.epilogue])
+        value = w.expressions([comp.epilogue], sc.names | dict(zip(monoid.state, state)), f"{x}z")[
+            0
+        ]
+    at = _affine(list(zip(row_major(comp.shape), (sc.local[n] for n in comp.index))), 0)
+    w.emit(st.store.format(buffer=idents[comp.name], index=at, expr=value))
+    w.close(st.when_end)
+    return groups * t * t
+
+
+def _tree(w: _Writer, comp: Comprehension, p: Plan, idents: dict, shapes: dict) -> int:
+    """One workgroup per output element: each invocation folds every ``width``-th step of
+    the reduction, then the partial states combine pairwise in workgroup memory."""
+    st, width = w.st, p.width
+    assert st.shared is not None and st.barrier is not None
+    monoid = comp.monoid
+    assert monoid is not None
+    sc = _Scope(w, comp, idents, shapes)
+    x = sc.p
+    w.emit(st.when.format(cond=f"_group >= {max(1, comp.size)}"))
+    w.depth += 1
+    w.emit("return;")
+    w.close(st.when_end)
+    sc.indices(_unravel(w, "_group", list(zip(comp.index, comp.shape))), every=True)
+    state = [f"{x}s{k}" for k in range(monoid.arity)]
+    for s, v in zip(state, monoid.identity):
+        w.emit(st.state.format(type=w.type, name=s, value=w.literal(v)))
+    steps = math.prod(e for _, e in comp.reduce)
+    w.loop("_q", -(-steps // width))
+    w.emit(st.index.format(name="_step", expr=f"_q * {width} + _local"))
+    w.open(st.when.format(cond=f"_step < {steps}"))
+    sc.indices(_unravel(w, "_step", list(comp.reduce)), every=True)
+    sc.load(comp.body)
+    element = _elements(w, comp, comp.body, sc.names, x)
+    _fold(w, monoid, range(monoid.arity), dict(zip(monoid.state, state)), element, state, x)
+    w.close(st.when_end)
+    w.end_loop()
+    shared = [f"{x}p{k}" for k in range(monoid.arity)]
+    for name, s in zip(shared, state):
+        w.emit(st.assign.format(name=st.element.format(name=name, i="_local"), expr=s))
+    w.emit(st.barrier)
+    half = width // 2
+    while half:
+        w.open(st.when.format(cond=f"_local < {half}"))
+        left = [st.element.format(name=n, i="_local") for n in shared]
+        right = [st.element.format(name=n, i=f"_local + {half}") for n in shared]
+        _fold(
+            w,
+            monoid,
+            range(monoid.arity),
+            dict(zip(monoid.state, left)),
+            right,
+            left,
+            f"{x}{half}_",
+        )
+        w.close(st.when_end)
+        w.emit(st.barrier)
+        half //= 2
+    w.open(st.when.format(cond="_local == 0"))
+    final = {s: st.element.format(name=n, i="0") for s, n in zip(monoid.state, shared)}
+    value = final[monoid.state[0]]
+    if comp.epilogue is not None:
+        sc.load([comp.epilogue])
+        value = w.expressions([comp.epilogue], sc.names | final, f"{x}z")[0]
+    at = _affine(list(zip(row_major(comp.shape), (sc.local[n] for n in comp.index))), 0)
+    w.emit(st.store.format(buffer=idents[comp.name], index=at, expr=value))
+    w.close(st.when_end)
+    return max(1, comp.size) * width
+
+
+def wgsl_kernel(
+    comp: Comprehension,
+    shapes: Mapping[str, tuple[int, ...]],
+    the_plan: Plan | None = None,
+    *,
+    entry: str = "run",
+) -> GpuKernel:
+    """The WGSL kernel of one comprehension (``shapes``: every buffer's shape), following
+    ``the_plan`` (default: the schedule's, workgroup plans allowed)."""
+    p = plan(comp, workgroups=True) if the_plan is None else the_plan
+    reads, idents, bindings = _bindings(comp)
+    w = _Writer("wgsl", "f32")
+    shared_decls: list[str] = []
+    if p.kind in ("tiled", "tree"):
+        width = p.tile * p.tile if p.kind == "tiled" else p.width
+        if p.kind == "tiled":
+            names = [f"_0w{k}" for k in range(len(p.rows) + len(p.cols))]
+        else:
+            names = [f"_0p{k}" for k in range(comp.monoid.arity)]  # type: ignore[union-attr]
+        shared_decls = [w.st.shared.format(type=w.type, name=n, size=width) for n in names]  # type: ignore[union-attr]
+        items = (_tiled if p.kind == "tiled" else _tree)(w, comp, p, idents, dict(shapes))
+        builtins = [
+            "@builtin(workgroup_id) _wg: vec3<u32>",
+            "@builtin(num_workgroups) _groups: vec3<u32>",
+            "@builtin(local_invocation_index) _lid: u32",
+        ]
+        prologue = [
+            "    let _group = i32(_wg.x + _wg.y * _groups.x);",
+            "    let _local = i32(_lid);",
+        ]
+    else:
+        width = BACKENDS["wgsl"].workgroup_size[0]
+        items = _per_invocation(w, comp, p, idents, dict(shapes))
+        builtins = [
+            "@builtin(global_invocation_id) gid: vec3<u32>",
+            "@builtin(num_workgroups) groups: vec3<u32>",
+        ]
+        prologue = [f"    let _flat = i32(gid.x + gid.y * groups.x * {width}u);"]
+    head = [
+        f"// {comp.name}: {_one_line(comp)}",
+        f"// schedule: {p}",
+        *(declaration(b) for b in bindings),
+        *shared_decls,
+        "",
+        f"@compute @workgroup_size({width})",
+        f"fn {entry}({', '.join(builtins)}) {{",
+        *prologue,
+    ]
+    source = "\n".join([*head, *w.lines, "}"]) + "\n"
+    info = KernelInfo(entry, (width, 1, 1), bindings)
+    return GpuKernel(comp.name, source, info, reads, comp.name, max(1, comp.size), items, p)
+
+
+def lower_wgsl(
+    graph: TensorGraph, *, entry: str = "run", scheduled: bool = True
+) -> list[GpuKernel]:
+    """One WGSL kernel per comprehension of ``graph``, to dispatch in order over buffers
+    that stay on the device (inputs and every comprehension's output, row-major f32).
+    ``scheduled``: follow the schedule's plans; otherwise one invocation per element."""
+    shapes = {**graph.inputs, **graph.buffers()}
+    return [
+        wgsl_kernel(c, shapes, None if scheduled else Plan(), entry=entry)
+        for c in graph.comprehensions
+    ]
+
+
+def python_kernel(
+    comp: Comprehension, shapes: Mapping[str, tuple[int, ...]], *, scheduled: bool = True
+) -> tuple[str, tuple[str, ...]]:
+    """The Python source of ``run(*buffers)`` computing ``comp`` (the loop nest of
+    ``lower_graph``), and the buffers it takes in order: its reads, then its output."""
+    reads = tuple(sorted(comp.sources()))
+    sub = TensorGraph({s: tuple(shapes[s]) for s in reads}, [comp], [comp.name])
+    return lower_graph(sub, "python", scheduled=scheduled), (*reads, comp.name)
+
+
+def load_python(source: str, name: str = "run") -> Callable[..., Any]:
+    """The function ``name`` of Python source printed by tang's own lowering (never user
+    text), as a CPU-device kernel ``fn(n, *buffers)``."""
+    namespace: dict[str, Any] = {}
+    exec(compile(source, "<tang.tensor kernel>", "exec"), namespace)
+    fn = namespace[name]
+
+    def kernel(n: int, *buffers: Any) -> None:
+        fn(*buffers)
+
+    kernel.__qualname__ = f"tensor_kernel_{abs(hash(source)):x}"
+    return kernel
+
+
+__all__ = ["GpuKernel", "load_python", "lower_wgsl", "python_kernel", "wgsl_kernel"]

@@ -1,0 +1,262 @@
+"""Run comprehension graphs on a ``tang.gpu`` device: WGSL kernels through wgpu-py on the
+desktop or WebGPU in the page, Python kernels on the CPU device.
+
+    fn = tensor.compile(graph)                 # kernels built once (cached per device)
+    out = fn({"x": x, "w": w})                 # buffers stay on the device between calls
+    out = tensor.run(graph, {"x": x, "w": w})  # the one-call spelling (compiles once too)
+
+Inputs are numpy arrays (outputs come back as float32 arrays), ``array.array`` (outputs as
+flat ``array('d')``) or lists, nested or flat (outputs as nested lists). An input left out of
+a later call keeps its value on the device. ``Compiled.allocations`` records every buffer
+the runtime created, so a test can check that no n×n buffer exists.
+"""
+
+from __future__ import annotations
+
+import math
+import weakref
+from array import array
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .comprehension import TensorGraph, TensorIRError
+from .evaluate import _flatten, _nest
+from .kernels import GpuKernel, load_python, python_kernel, wgsl_kernel
+from .passes.schedule import Plan, plan
+
+_PYTHON_KERNELS: dict[str, Any] = {}  # source -> function: one kernel object per source
+
+
+@dataclass(frozen=True)
+class Allocation:
+    """A device buffer the runtime created: ``role`` is "input" or "buffer" (written by the
+    comprehension of that name); ``size`` in elements (4 bytes each)."""
+
+    name: str
+    role: str
+    size: int
+
+    @property
+    def nbytes(self) -> int:
+        return 4 * self.size
+
+
+@dataclass(frozen=True)
+class Step:
+    """One dispatch: a compiled kernel over ``items`` invocations, bound to ``buffers``."""
+
+    name: str
+    kernel: Any  # tang.gpu Kernel
+    buffers: tuple[str, ...]
+    items: int
+    plan: Plan
+    source: str
+
+
+def _device(device: Any) -> Any:
+    from .. import gpu
+
+    if device is None:
+        return gpu.device()
+    if isinstance(device, str):
+        return gpu.device(device, fallback=False)
+    if not isinstance(device, gpu.Device):
+        raise TypeError(f"device is a tang.gpu Device, a backend name or None, not {device!r}")
+    return device
+
+
+class Compiled:
+    """``graph`` compiled for ``device``: one kernel per comprehension (built once per
+    device), and one device buffer per input and per comprehension, kept between calls."""
+
+    def __init__(
+        self, graph: TensorGraph, device: Any = None, *, scheduled: bool = True, build: bool = True
+    ) -> None:
+        if not isinstance(graph, TensorGraph):
+            raise TypeError(f"compile takes a TensorGraph, not {type(graph).__name__}")
+        self.graph = graph
+        self.device = _device(device)
+        self.scheduled = scheduled
+        self.allocations: list[Allocation] = []
+        self.buffers: dict[str, Any] = {}
+        self._written: set[str] = set()
+        shapes = {**graph.inputs, **graph.buffers()}
+        for name, shape in graph.inputs.items():
+            self._allocate(name, "input", shape)
+        self.steps: list[Step] = []
+        self._sources = []
+        for comp in graph.comprehensions:
+            self._allocate(comp.name, "buffer", comp.shape)
+            self._sources.append(self._source(comp, shapes))
+        if build:
+            for src in self._sources:
+                self.steps.append(self._step(src, self.device.kernel(src[1])))
+
+    async def build_async(self) -> Compiled:
+        """Compile the kernels with the awaitable spelling (the page's WebGPU)."""
+        if not self.steps:
+            for src in self._sources:
+                self.steps.append(self._step(src, await self.device.kernel_async(src[1])))
+        return self
+
+    # ---- building ----
+    def _allocate(self, name: str, role: str, shape: tuple[int, ...]) -> None:
+        size = max(1, math.prod(shape))
+        self.buffers[name] = self.device.empty(size)
+        self.allocations.append(Allocation(name, role, size))
+
+    def _source(self, comp: Any, shapes: dict) -> tuple:
+        """(name, what the device compiles, buffers in binding order, items, plan, text)."""
+        if self.device.printer == "wgsl":
+            k: GpuKernel = wgsl_kernel(comp, shapes, None if self.scheduled else Plan())
+            return comp.name, k, (*k.reads, k.write), k.items, k.plan, k.source
+        source, order = python_kernel(comp, shapes, scheduled=self.scheduled)
+        fn = _PYTHON_KERNELS.get(source)
+        if fn is None:
+            fn = _PYTHON_KERNELS[source] = load_python(source)
+        the_plan = plan(comp) if self.scheduled else Plan()
+        return comp.name, fn, order, 1, the_plan, source
+
+    @staticmethod
+    def _step(src: tuple, kernel: Any) -> Step:
+        name, _, order, items, the_plan, text = src
+        return Step(name, kernel, order, items, the_plan, text)
+
+    # ---- facts ----
+    @property
+    def bytes_written(self) -> int:
+        """Bytes the kernels write per call (every comprehension's buffer)."""
+        return sum(a.nbytes for a in self.allocations if a.role == "buffer")
+
+    @property
+    def largest_buffer(self) -> Allocation:
+        return max(self.allocations, key=lambda a: a.size)
+
+    def __repr__(self) -> str:
+        return (
+            f"<tang.tensor compiled graph: {len(self.steps)} kernels on "
+            f"{self.device.kind} ({self.device.name})>"
+        )
+
+    # ---- running ----
+    def write(self, inputs: Mapping[str, Any]) -> str:
+        """Copy ``inputs`` into their device buffers; returns the output kind they ask for
+        ("numpy", "array" or "list")."""
+        kind = "list"
+        for name, value in inputs.items():
+            if name not in self.graph.inputs:
+                known = ", ".join(self.graph.inputs)
+                raise TensorIRError(f"the graph has no input {name!r} (its inputs: {known})")
+            shape = self.graph.inputs[name]
+            if type(value).__module__.startswith("numpy"):
+                kind = "numpy"
+                if tuple(value.shape) != shape and value.size != math.prod(shape):
+                    raise TensorIRError(
+                        f"input {name}: shape {tuple(value.shape)}, expected {shape}"
+                    )
+                data: Any = value.reshape(-1)
+            elif isinstance(value, array):
+                kind = "array" if kind == "list" else kind
+                if len(value) != math.prod(shape):
+                    raise TensorIRError(f"input {name}: {len(value)} elements for shape {shape}")
+                data = value
+            elif (
+                isinstance(value, (list, tuple))
+                and len(value) == math.prod(shape)
+                and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)
+            ):
+                data = value  # already flat
+            else:
+                data = _flatten(value, shape, name)
+            self.device.write(self.buffers[name], data)
+            self._written.add(name)
+        missing = [n for n in self.graph.inputs if n not in self._written]
+        if missing:
+            raise TensorIRError(f"no value given for the inputs {missing}")
+        return kind
+
+    def dispatch(self) -> None:
+        """Run every kernel, in order, on what the buffers hold now."""
+        for s in self.steps:
+            self.device.dispatch(s.kernel, [self.buffers[b] for b in s.buffers], s.items)
+
+    def _convert(self, name: str, raw: array, kind: str) -> Any:
+        shape = self.graph.output_shape(name)
+        count = math.prod(shape)
+        if kind == "numpy":
+            import numpy as np
+
+            return np.frombuffer(raw, dtype=np.float32)[:count].reshape(shape).copy()
+        if kind == "array":
+            return array("d", raw[:count])
+        return _nest(raw.tolist()[:count], shape)
+
+    def __call__(self, inputs: Mapping[str, Any] | None = None, *, out: str | None = None):
+        """Write ``inputs``, run, and read every output back (a dict by output name).
+        ``out`` overrides the output kind: "numpy", "array" or "list"."""
+        kind = out or self.write(inputs or {})
+        if out:
+            self.write(inputs or {})
+        self.dispatch()
+        return {
+            o: self._convert(o, self.device.read(self.buffers[o]), kind) for o in self.graph.outputs
+        }
+
+    async def call_async(self, inputs: Mapping[str, Any] | None = None, *, out: str | None = None):
+        """``__call__``, awaitable (the page reads WebGPU buffers asynchronously)."""
+        kind = out or self.write(inputs or {})
+        if out:
+            self.write(inputs or {})
+        self.dispatch()
+        result = {}
+        for o in self.graph.outputs:
+            result[o] = self._convert(o, await self.device.read_async(self.buffers[o]), kind)
+        return result
+
+    def release(self) -> None:
+        """Free the device buffers now."""
+        for buf in self.buffers.values():
+            buf.release()
+        self.buffers.clear()
+
+
+_COMPILED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def compile(graph: TensorGraph, device: Any = None, *, scheduled: bool = True) -> Compiled:
+    """``graph`` compiled for ``device`` (a tang.gpu Device, "native"/"browser"/"cpu", or
+    None for the best one), reused for the same graph, device and schedule."""
+    dev = _device(device)
+    per_graph = _COMPILED.setdefault(graph, {})
+    key = (id(dev), scheduled)
+    found = per_graph.get(key)
+    if found is None or found.device is not dev or not found.buffers or dev.lost:
+        found = per_graph[key] = Compiled(graph, dev, scheduled=scheduled)
+    return found
+
+
+def run(
+    graph: TensorGraph,
+    inputs: Mapping[str, Any],
+    device: Any = None,
+    *,
+    scheduled: bool = True,
+    out: str | None = None,
+) -> dict[str, Any]:
+    """Run ``graph`` on ``device`` once (kernels and buffers are kept for the next call)."""
+    return compile(graph, device, scheduled=scheduled)(inputs, out=out)
+
+
+async def compile_async(graph: TensorGraph, device: Any = None, **options: Any) -> Compiled:
+    """``compile`` for the page: the default device is opened with ``device_async``."""
+    if device is None:
+        from .. import gpu
+
+        device = await gpu.device_async()
+    dev = _device(device)
+    found = Compiled(graph, dev, build=False, **options)
+    return await found.build_async()
+
+
+__all__ = ["Allocation", "Compiled", "Step", "compile", "compile_async", "run"]
