@@ -213,7 +213,7 @@ _CALL_CODE, _DISPATCH_CODE = call.__code__, dispatch_json.__code__
 #   @idle_hook     fn(): after each request, when no other waits (free what it left behind)
 _WARM_UPS: list[Callable[[int], bool]] = []
 _IDLE_HOOKS: list[Callable[[], Any]] = []
-_warming: dict[str, int] = {"hook": 0, "step": 0}
+_warming: dict[str, Any] = {"hook": 0, "step": 0, "imports": []}
 
 # Modules of this package that are not demos (never imported to find hooks).
 NOT_DEMOS = frozenset({"api", "common", "__main__"})
@@ -247,16 +247,20 @@ def demo_modules() -> list[str]:
 
 def warm_up(step: int) -> bool:
     """One slice of the worker's warm-up; False when there is nothing more to do. Step 0
-    imports every demo (so each registers its hooks), then the hooks run in turn, each
-    from its own step 0 until it returns False. A demo that fails to import is reported on
-    stderr and skipped: the others still warm up."""
+    starts over. The first slices import the demos not imported yet, one per slice (so a
+    request waits for one import at most), and each registers its hooks; then the hooks
+    run in turn, each from its own step 0 until it returns False. A demo that fails to
+    import is reported on stderr and skipped: the others still warm up."""
     if step == 0:
-        _warming.update(hook=0, step=0)
-        for module in demo_modules():
-            try:
-                importlib.import_module(module)
-            except Exception as exc:
-                print(f"warm-up: cannot import {module}: {exc!r}", file=sys.stderr)
+        pending = [m for m in demo_modules() if m not in sys.modules]
+        _warming.update(hook=0, step=0, imports=pending)
+    if _warming["imports"]:
+        module = _warming["imports"].pop(0)
+        try:
+            importlib.import_module(module)
+        except Exception as exc:
+            print(f"warm-up: cannot import {module}: {exc!r}", file=sys.stderr)
+        return True
     if _warming["hook"] >= len(_WARM_UPS):
         return False
     hook, own_step = _WARM_UPS[_warming["hook"]], _warming["step"]

@@ -42,7 +42,7 @@ def test_worker_warms_up_after_boot_and_answers_meanwhile(tang_page: TangPage):
     warm = page.evaluate("window.tang.warmUp()")
     from demos.playground import WARM_UP_STEPS
 
-    assert warm["steps"] == WARM_UP_STEPS
+    assert warm["steps"] >= WARM_UP_STEPS  # the editor's steps, and the other demos' imports
     assert 0 < warm["busy_ms"] <= warm["wall_ms"]
     # the ping came during the warm-up (which takes hundreds of ms of work), not after it
     assert answered["warm"] is None

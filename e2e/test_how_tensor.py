@@ -123,6 +123,10 @@ def test_views_respond_to_hover_keys_and_buttons(tang_page: TangPage):
             "rs => rs.map((r) => [r.dataset.m, r.dataset.l, r.dataset.acc].map(JSON.parse))",
         )
         assert rows == [[s["m"], s["l"], s["acc"]] for s in want["derived"]["steps"][:k]]
+    dots = tp.page.eval_on_selector_all(
+        f"{DERIVED} .derived-plot circle", "cs => cs.map((c) => c.getAttribute('class'))"
+    )
+    assert dots == ["done", "done", "current"] + ["pending"] * 5
     mem = tp.page.get_attribute(f"{DERIVED} .derived-memory >> nth=0", "data-elements")
     assert int(mem) == want["written"]["memory"]["elements"]
     mem = tp.page.get_attribute(f"{DERIVED} .derived-memory >> nth=1", "data-elements")
@@ -135,6 +139,11 @@ def test_views_respond_to_hover_keys_and_buttons(tang_page: TangPage):
         "es => es.map((e) => [e.closest('table').classList[1], e.dataset.key])",
     )
     assert sorted(keys) == [["derived-trace", "2"], ["derived-written", "2"]]
+    tp.page.hover(f"{DERIVED} .derived-plot circle[data-key='1']")  # a dot lights its rows
+    keys = tp.page.eval_on_selector_all(
+        f"{DERIVED} .lit", "es => es.map((e) => e.dataset?.key ?? e.getAttribute('data-key'))"
+    )
+    assert keys == ["1", "1", "1"]
     # as written, each n-long buffer is a column of that table: scores … probabilities
     heads = tp.page.eval_on_selector_all(
         f"{DERIVED} .derived-written thead th", "ts => ts.map((t) => t.textContent)"

@@ -10,7 +10,6 @@ gradient nor the simplifier.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -98,12 +97,6 @@ def compile_function(
     names = output_names(graph.inputs, grad)
     program = schedule(graph, inline=inline, output_names=names)
     return Compiled(function, graph, names, program)
-
-
-@functools.lru_cache(maxsize=32)
-def compile_text(text: str, grad: bool = True, must_have: str | None = None) -> Compiled:
-    """``compile_function`` of expression text, cached (the page asks again chunk by chunk)."""
-    return compile_function(text, grad=grad, must_have=must_have)
 
 
 def expression_plan(text: str, grad: bool = False) -> Plan:

@@ -86,10 +86,14 @@ def test_the_editor_registers_its_warm_up_when_imported():
 def test_a_demo_that_fails_to_import_is_reported_and_skipped(hooks, monkeypatch, capsys):
     warm, _ = hooks
     warm[:] = [lambda step: step < 1]
-    monkeypatch.setattr(api, "demo_modules", lambda: ["demos.no_such_demo"])
-    assert api.warm_up(0) and not api.warm_up(1)
+    missing = ["demos.no_such_demo", "demos.nor_this_one"]
+    monkeypatch.setattr(api, "demo_modules", lambda: missing)
+    assert api.warm_up(0)  # one import per slice: a request waits for one at most
     err = capsys.readouterr().err
     assert "warm-up: cannot import demos.no_such_demo: ModuleNotFoundError" in err
+    assert "nor_this_one" not in err
+    assert api.warm_up(1) and "demos.nor_this_one" in capsys.readouterr().err
+    assert api.warm_up(2) and not api.warm_up(3)  # then the hook: two steps
 
 
 def test_idle_runs_the_demos_hooks_then_collects(hooks):

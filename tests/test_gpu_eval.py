@@ -168,6 +168,7 @@ def test_sample_points_are_the_same_with_and_without_numpy(monkeypatch):
     assert min(fast["x"]) == -3.0 and max(fast["x"]) < 1.0
 
 
+@pytest.mark.toolchain  # device None: the best one, wgpu-py here
 @pytest.mark.parametrize(
     ("points", "message"),
     [

@@ -221,8 +221,10 @@ def test_the_derived_attention_kernel_keeps_no_score_matrix() -> None:
     assert "schedule: vector over i4" in source
     assert "double _0s0 = -INFINITY;" in source and "double _0s1 = 0.0;" in source
     assert "double _0a2[2];" in source  # the accumulator: one per output column
-    # 4 outer axes, keys, the dot product, and the vector loops (init, update, store)
-    assert source.count("for (long") == 4 + 1 + 1 + 3
+    # 4 outer axes, keys, the dot product, the vector loops (init, update, store), and the
+    # query row read once into a private array before the keys (it does not vary with them)
+    assert source.count("for (long") == 4 + 1 + 1 + 3 + 1
+    assert "double _0q0_0[3];" in source
     assert source.count("exp2(") == 2  # the rescaling factors: once per key, not per column
 
 

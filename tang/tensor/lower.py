@@ -292,7 +292,7 @@ class _Scope:
     def indices(self, given: Mapping[str, str], every: bool = False) -> None:
         """Declare the index variables ``given`` (name → integer expression) that are used
         (``every``: all of them)."""
-        used = _used_indices(self.comp)
+        used = _used_indices(self.comp, set(self.staged))
         for name, expr in given.items():
             if every or name in used:
                 self.w.emit(self.w.st.index.format(name=self.local[name], expr=expr))
@@ -643,12 +643,16 @@ def _elements_named(
     return out
 
 
-def _used_indices(comp: Comprehension) -> set[str]:
-    """The index variables a comprehension's reads and expressions actually use."""
+def _used_indices(comp: Comprehension, staged: set[str] | None = None) -> set[str]:
+    """The index variables a comprehension's reads and expressions actually use (a
+    ``staged`` read uses only the reduction variable)."""
     used = {n.name for n in topo_order(comp.nodes()) if n.op == "var"}
     out = {n for n in comp.names if n in used}
     for name, read in comp.reads.items():
         if name not in used:
+            continue
+        if staged and name in staged:
+            out |= {n for n, _ in comp.reduce}
             continue
         if isinstance(read, Load):
             out |= {n for s, n in zip(read.view.strides, comp.names) if s}

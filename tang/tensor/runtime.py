@@ -227,6 +227,8 @@ _COMPILED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 def compile(graph: TensorGraph, device: Any = None, *, scheduled: bool = True) -> Compiled:
     """``graph`` compiled for ``device`` (a tang.gpu Device, "native"/"browser"/"cpu", or
     None for the best one), reused for the same graph, device and schedule."""
+    if not isinstance(graph, TensorGraph):
+        raise TypeError(f"compile takes a TensorGraph, not {type(graph).__name__}")
     dev = _device(device)
     per_graph = _COMPILED.setdefault(graph, {})
     key = (id(dev), scheduled)

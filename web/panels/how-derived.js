@@ -5,7 +5,7 @@
 // buffers each writes per query row, the as-written intermediates, and the derived monoid
 // folded one key at a time by tang's evaluator. Play/Step walk the keys; the loop pauses off
 // screen (web/lib/loop.js animate). Hover or focus a key to light it in both columns.
-import { h } from "../lib/dom.js";
+import { h, svg } from "../lib/dom.js";
 import { fmt, num } from "../lib/format.js";
 import { animate } from "../lib/loop.js";
 import { tex } from "../lib/tex.js";
@@ -14,6 +14,9 @@ const N = 8;
 const D = 4;
 const QUERIES = 4;
 const SECONDS_PER_KEY = 0.8;
+const W = 320; // the plot's viewBox
+const H = 96;
+const PAD = 10;
 
 export default {
   id: "how-derived",
@@ -37,6 +40,7 @@ export default {
     const writtenIr = h("pre", { className: "derived-ir", tabIndex: 0 });
     const derivedIr = h("pre", { className: "derived-ir", tabIndex: 0 });
     const outputs = h("dl", { className: "readouts derived-outputs" });
+    const plot = svg("svg", { class: "derived-plot", viewBox: `0 0 ${W} ${H}`, role: "img" });
     el.append(
       h("p", {}, "Attention is written once, as comprehensions: scores, their max, the exponentials, " +
         "their sum, the probabilities, the weighted sum. Two generic passes rewrite it. fuse reads " +
@@ -56,7 +60,9 @@ export default {
             h("caption", {}, "This query row's n-long buffers, one comprehension each, all in memory"),
             h("thead", {}, writtenHead), writtenRows)), writtenRest),
         h("section", { "aria-label": "Derived" },
-          h("h3", {}, "Derived: one online reduction"), derivedMemory,
+          h("h3", {}, "Derived: one online reduction"), derivedMemory, plot,
+          h("p", { className: "derived-legend" }, h("span", { className: "dot" }, "●"), " score s of each key, ",
+            h("span", { className: "max" }, "━"), " running max m: when it rises, l and acc are rescaled"),
           h("div", { className: "table-scroll" }, h("table", { className: "derived-table derived-trace" },
             h("caption", {}, "The state after each key, folded by the derived comprehension's combine"),
             h("thead", {}, traceHead), trace)))),
@@ -95,6 +101,7 @@ export default {
     function setKeys(k) {
       keys = Math.max(0, Math.min(data.n, k));
       el.dataset.keys = String(keys);
+      drawState();
       counter.textContent = keys === 0 ? `no key yet (state = identity)` : `key ${keys - 1} folded (${keys} of ${data.n})`;
       for (const tr of trace.children) {
         const j = Number(tr.dataset.key);
@@ -114,10 +121,47 @@ export default {
         h("dd", {}, keys === data.n ? fmt(data.max_difference) : "after the last key"));
     }
 
+    // the scores s (dots, filled once folded) and the running max m (the line), from the trace
+    function drawPlot() {
+      const steps = data.derived.steps;
+      const scores = steps.map((s) => num(s.score)).filter(Number.isFinite);
+      const lo = Math.min(...scores);
+      const hi = Math.max(...scores);
+      const x = (j) => PAD + (j * (W - 2 * PAD)) / Math.max(1, steps.length - 1);
+      const y = (v) => H - PAD - ((v - lo) / (hi - lo || 1)) * (H - 2 * PAD);
+      plot.replaceChildren(
+        svg("line", { class: "axis", x1: PAD, x2: W - PAD, y1: H - 4, y2: H - 4 }),
+        svg("path", { class: "running-max", d: "" }),
+        ...steps.map((s) => {
+          const dot = svg("circle", { cx: x(s.key), cy: y(num(s.score)), r: 5, "data-key": s.key },
+            svg("title", {}, `key ${s.key}: s = ${fmt(s.score, 4)}`));
+          dot.addEventListener("mouseenter", () => highlightKey(s.key));
+          return dot;
+        }));
+      plot.setAttribute("aria-label", `The ${steps.length} scores of query row ${data.row} and ` +
+        "the running max m after each key");
+      plot.dataset.x = JSON.stringify(steps.map((s) => x(s.key)));
+      plot.dataset.y = JSON.stringify(steps.map((s) => y(num(s.m))));
+    }
+
+    function drawState() {
+      const xs = JSON.parse(plot.dataset.x);
+      const ys = JSON.parse(plot.dataset.y);
+      let d = "";
+      for (let j = 0; j < keys; j++) d += `${j ? "H" : "M"}${xs[j]} ${j ? `V${ys[j]}` : ys[j]}`;
+      plot.querySelector(".running-max").setAttribute("d", d);
+      for (const dot of plot.querySelectorAll("circle")) {
+        const j = Number(dot.dataset.key);
+        dot.setAttribute("class", j < keys - 1 ? "done" : j === keys - 1 ? "current" : "pending");
+      }
+    }
+
     function highlightKey(j) {
-      for (const e of el.querySelectorAll(".derived-table .lit")) e.classList.remove("lit");
+      for (const e of el.querySelectorAll(".derived-table .lit, .derived-plot .lit")) e.classList.remove("lit");
       if (j === null) return;
-      for (const e of el.querySelectorAll(`.derived-table [data-key="${j}"]`)) e.classList.add("lit");
+      for (const e of el.querySelectorAll(`.derived-table [data-key="${j}"], .derived-plot [data-key="${j}"]`)) {
+        e.classList.add("lit");
+      }
     }
 
     function keyCell(tag, j, text, extra = {}) {
@@ -166,6 +210,7 @@ export default {
           ...s.acc.map((a) => h("td", { className: "num" }, fmt(a, 3))));
         return tr;
       }));
+      drawPlot();
       writtenIr.textContent = data.written.ir;
       derivedIr.textContent = data.derived.ir;
       setKeys(keys);

@@ -1,9 +1,7 @@
 // How it works, 2: lowering to each chip. One small graph (x·sin x and its derivative),
 // printed by all eight of tang's backends in the worker (explain.lower_lines); hovering a
-// line or focusing a node highlights the same node in every backend. Then the two sections
-// that arrive with the tensor IR, marked as such.
+// line or focusing a node highlights the same node in every backend.
 import { h } from "../lib/dom.js";
-import { tex } from "../lib/tex.js";
 
 const EXPR = "x*sin(x)";
 
@@ -23,7 +21,6 @@ export default {
       h("div", { className: "lower-layout" },
         h("div", {}, h("h3", {}, "The graph"), nodes),
         grid),
-      ...upcoming(),
     );
     el.dataset.state = "loading";
 
@@ -87,29 +84,3 @@ export default {
     el.dataset.state = "done";
   },
 };
-
-function placeholder(title, what, equation = null) {
-  return h("section", { className: "placeholder", "aria-label": title },
-    h("h3", {}, title, " ", h("span", { className: "badge" }, "arrives with the tensor IR")),
-    equation,
-    h("p", {}, `${what} This section is not built yet: it needs tang's tensor IR, which is ` +
-      "still to come."));
-}
-
-/** The two sections that arrive with the tensor IR, their ideas typeset. */
-function upcoming() {
-  return [
-    placeholder("3. Views and comprehensions",
-      "How a tensor expression becomes loops around a scalar body (views, reduction axes) " +
-      "and prints through the same backend tables.",
-      tex(String.raw`y_{i} = \sum_{j} A_{ij}\, x_{j} \quad\longrightarrow\quad ` +
-        String.raw`\texttt{for } i:\ \texttt{for } j:\ y_i \mathrel{+}= A_{ij}\,x_j`,
-      { display: true, label: "y_i = Σ_j A_ij x_j: a loop over i around a loop over j" })),
-    placeholder("4. Softmax → flash attention",
-      "The online-softmax rewrite as a pass over comprehensions, turning softmax·V into " +
-      "one streaming kernel: each new score s updates the running max m, sum ℓ and output o.",
-      tex(String.raw`m' = \max(m, s),\quad \ell' = \ell\, e^{m-m'} + e^{s-m'},\quad ` +
-        String.raw`o' = \frac{o\,\ell\, e^{m-m'} + e^{s-m'}\, v}{\ell'}`,
-      { display: true, label: "m′ = max(m, s), ℓ′ = ℓ·e^(m−m′) + e^(s−m′), o′ = (o·ℓ·e^(m−m′) + e^(s−m′)·v) / ℓ′" })),
-  ];
-}

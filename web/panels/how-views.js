@@ -111,7 +111,6 @@ export default {
         el.dataset.ops = JSON.stringify(ops); // what the page asked for (tests compare)
         render();
         status.textContent = "";
-        el.dataset.state = "done";
       } catch (err) {
         status.textContent = `That step does not apply here: ${err.message}`;
         status.classList.add("bad");
@@ -191,8 +190,9 @@ export default {
       return;
     }
     status.textContent = "Composing…";
-    await show([{ op: "transpose" }, { op: "slice", axis: 0, start: 1 }]);
-    if (!result) el.dataset.state = "error";
+    await show([{ op: "transpose" }]);
+    if (result) await show([...ops, { op: "slice", axis: 0, start: 1 }]); // one undo step each
+    el.dataset.state = result ? "done" : "error";
   },
 };
 

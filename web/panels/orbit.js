@@ -162,6 +162,7 @@ export default {
       controller = mine;
       iterates = [];
       flying = null;
+      el.dataset.iterations = "0";
       const run = `r${++runs}-${Date.now()}`;
       setState("optimizing", "tang is aiming…");
       show("tang", "…");

@@ -1,0 +1,237 @@
+"""Comprehension graphs run on tang.gpu devices through ``tang.tensor.compile``/``run``:
+scheduled WGSL kernels through wgpu-py on Mesa lavapipe (f32, real), and the pure-Python
+kernels of the CPU device. Every op's forward and derived backward is checked against the
+numpy float64 references; derived attention against naive attention at n = 1,024 with no
+n×n buffer among the ones the runtime created.
+
+f32 tolerance: |got − want| ≤ 1e-4·|want| + 1e-5·max(1, max |want|) (the output's scale).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import random
+from array import array
+
+import numpy as np
+import pytest
+import tensor_reference as ref
+import test_tensor_grad as grad_cases
+import test_tensor_ops as op_cases
+from toolchains import LAVAPIPE
+
+import tang.gpu as gpu
+from tang import tensor as T
+from tang.tensor import TensorIRError
+from tang.tensor.kernels import lower_wgsl
+from tang.tensor.passes.schedule import plan
+
+
+@pytest.fixture(scope="module")
+def native():
+    os.environ.setdefault("VK_ICD_FILENAMES", LAVAPIPE)
+    os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
+    try:
+        from tang.gpu.native import NativeDevice
+
+        return NativeDevice.open()
+    except gpu.NoDeviceError as exc:
+        pytest.skip(f"no wgpu-py device here (the tests use Mesa lavapipe): {exc}")
+
+
+@pytest.fixture(scope="module")
+def cpu():
+    return gpu.CPUDevice()
+
+
+def device_of(request, kind: str):
+    return request.getfixturevalue("native" if kind == "native" else "cpu")
+
+
+DEVICES = [pytest.param("native", marks=pytest.mark.toolchain), "cpu"]
+
+
+def close_in_f32(got, want, what: str = "") -> None:
+    want = np.asarray(want, dtype=np.float64)
+    scale = max(1.0, float(np.abs(want).max()))
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5 * scale, err_msg=what)
+
+
+# ---- every op, forward and backward --------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", DEVICES)
+@pytest.mark.parametrize("name", sorted(op_cases.CASES))
+def test_forward_of_every_op_matches_numpy_on_the_device(request, kind: str, name: str) -> None:
+    dev = device_of(request, kind)
+    shapes = op_cases.case_shapes(name, random.Random(f"run{name}"), small=kind == "cpu")
+    vals = op_cases.values_for(shapes, np.random.default_rng(5))
+    graph = op_cases.build(name, shapes)
+    want = op_cases.CASES[name][1](vals)
+    for g in (graph, T.fuse(graph)):
+        close_in_f32(T.run(g, vals, dev)["y"], want, name)
+
+
+@pytest.mark.parametrize("kind", DEVICES)
+@pytest.mark.parametrize("name", sorted(grad_cases.CASES))
+def test_backward_of_every_op_matches_numpy_on_the_device(request, kind: str, name: str) -> None:
+    dev = device_of(request, kind)
+    graph, vals, wrt = grad_cases.setup(name, 1, top=5 if kind == "native" else 3)
+    back = T.fuse(T.grad(graph, "y", wrt))
+    y = T.evaluate(graph, vals)["y"]
+    cotangent = np.random.default_rng(7).normal(size=np.shape(y))
+    out = T.run(back, {**vals, "d_y": cotangent}, dev)
+    expected = grad_cases.CASES[name][2](vals, cotangent)
+    for w in wrt:
+        close_in_f32(out[f"d_{w}"], expected[w], f"{name}: d_{w}")
+
+
+# ---- the schedule's plans, run ---------------------------------------------------------------
+
+
+def test_the_schedule_picks_plans_from_the_form_alone() -> None:
+    x, w = T.input("x", (37, 50)), T.input("w", (50, 21))
+    q, k, v = (T.input(n, (1, 2, 40, 16)) for n in "qkv")
+    z = T.input("z", (2, 5000))
+    tiled = plan(T.graph(y=x @ w).comprehensions[0], workgroups=True)
+    assert (tiled.kind, tiled.a, tiled.b) == ("tiled", "i0", "i1")
+    assert plan(T.graph(y=x @ w).comprehensions[0]).kind == "per_element"  # no workgroups
+    online = T.stabilize_softmax(T.fuse(T.graph(o=T.attention(q, k, v, causal=True))))
+    vector = plan(online.comprehensions[0])
+    assert vector.kind == "vector" and vector.vector == ("i4",)
+    assert vector.varying == (2,)  # the accumulator; the running max and sum are scalars
+    tree = plan(T.graph(y=T.sum(z, 1)).comprehensions[0], workgroups=True)
+    assert (tree.kind, tree.width) == ("tree", 256)
+    assert plan(T.graph(y=T.exp(x)).comprehensions[0], workgroups=True).kind == "per_element"
+
+
+def test_workgroup_kernels_spell_shared_memory_and_barriers_from_the_table() -> None:
+    x, w, z = T.input("x", (37, 50)), T.input("w", (50, 21)), T.input("z", (2, 5000))
+    (mm,) = lower_wgsl(T.graph(y=x @ w))
+    assert "var<workgroup> _0w0: array<f32, 256>;" in mm.source
+    assert mm.source.count("workgroupBarrier();") == 2
+    assert mm.items == 3 * 2 * 256  # ceil(37/16) x ceil(21/16) tiles of 16 x 16
+    (tree,) = lower_wgsl(T.graph(y=T.sum(z, 1)))
+    assert tree.source.count("workgroupBarrier();") == 1 + 8  # after the fold, log2(256) steps
+    assert tree.items == 2 * 256
+
+
+@pytest.mark.toolchain
+def test_tiled_and_tree_kernels_match_numpy_on_wgpu(native) -> None:
+    rng = np.random.default_rng(0)
+    x, w = T.input("x", (37, 50)), T.input("w", (50, 21))
+    b, c = T.input("b", (3, 20, 33)), T.input("c", (33, 18))
+    z = T.input("z", (2, 5000))
+    graphs = {
+        "matmul": (T.graph(y=x @ w), lambda v: v["x"] @ v["w"]),
+        "epilogue": (
+            T.fuse(T.graph(y=T.relu(x @ w) * 2.0)),
+            lambda v: np.maximum(v["x"] @ v["w"], 0) * 2,
+        ),
+        "batched": (T.graph(y=b @ c), lambda v: v["b"] @ v["c"]),
+        "tree_sum": (T.graph(y=T.sum(z, 1)), lambda v: v["z"].sum(1)),
+        "tree_max_all": (T.graph(y=T.max(z)), lambda v: v["z"].max()),
+        "tree_softmax": (T.fuse(T.graph(y=T.softmax(z))), lambda v: ref.softmax(v["z"])),
+    }
+    for name, (g, want) in graphs.items():
+        vals = {k: rng.normal(size=s) for k, s in g.inputs.items()}
+        compiled = T.compile(g, native)
+        assert {s.plan.kind for s in compiled.steps} & {"tiled", "tree"}, name
+        close_in_f32(compiled(vals)["y"], want(vals), name)
+
+
+# ---- attention: derived vs naive, and the buffers created --------------------------------------
+
+
+def attention_pair(n: int, d: int, heads: int = 1, kv_heads: int = 1):
+    q = T.input("q", (1, heads, n, d))
+    k, v = T.input("k", (1, kv_heads, n, d)), T.input("v", (1, kv_heads, n, d))
+    naive = T.graph(o=T.attention(q, k, v, causal=True))
+    return naive, T.stabilize_softmax(T.fuse(naive))
+
+
+def check_derived_attention(dev, n: int, d: int, heads: int, kv_heads: int) -> None:
+    naive, derived = attention_pair(n, d, heads, kv_heads)
+    rng = np.random.default_rng(n)
+    vals = {name: rng.normal(size=s).astype(np.float32) for name, s in naive.inputs.items()}
+    slow, fast = T.compile(naive, dev), T.compile(derived, dev)
+    want, got = slow(vals)["o"], fast(vals)["o"]
+    scale = float(np.abs(want).max())
+    assert np.abs(got - want).max() <= 1e-5 * scale
+    close_in_f32(got, ref.attention(*(vals[k].astype(np.float64) for k in "qkv"), causal=True))
+    # the runtime's own record of what it allocated: the naive graph holds score matrices
+    assert max(a.size for a in slow.allocations) >= heads * n * n
+    assert max(a.size for a in fast.allocations) < n * n
+    assert [a.name for a in fast.allocations] == ["q", "k", "v", "o"]
+    assert fast.bytes_written == 4 * heads * n * d  # O(n·d): the output only
+    assert slow.bytes_written > 4 * heads * n * n
+
+
+@pytest.mark.toolchain
+def test_derived_attention_equals_naive_at_n_1024_on_wgpu_without_an_n_by_n_buffer(native):
+    check_derived_attention(native, 1024, 64, 1, 1)
+
+
+@pytest.mark.toolchain
+def test_derived_grouped_query_attention_on_wgpu(native):
+    check_derived_attention(native, 96, 16, 4, 2)
+
+
+def test_derived_attention_on_the_cpu_device(cpu):
+    check_derived_attention(cpu, 24, 4, 2, 1)
+
+
+# ---- the run API ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", DEVICES)
+def test_buffers_stay_on_the_device_and_kernels_compile_once(request, kind: str) -> None:
+    dev = device_of(request, kind)
+    x, w = T.input("x", (3, 4)), T.input("w", (4, 2))
+    g = T.graph(y=T.softmax(x @ w))
+    xv, wv = np.arange(12.0).reshape(3, 4) / 10, np.ones((4, 2))
+    fn = T.compile(g, dev)
+    assert T.compile(g, dev) is fn  # one compiled object per graph and device
+    before = dev.compiles
+    close_in_f32(fn({"x": xv, "w": wv})["y"], ref.softmax(xv @ wv))
+    w2 = np.array([[1.0, -1.0]] * 4)
+    close_in_f32(fn({"w": w2})["y"], ref.softmax(xv @ w2))  # x stays on the device
+    T.run(g, {"x": xv, "w": wv}, dev)
+    assert dev.compiles == before  # nothing compiled again
+    sizes = {a.name: a.size for a in fn.allocations}
+    assert sizes == {"x": 12, "w": 8, **{c.name: c.size for c in g.comprehensions}}
+
+
+def test_lists_and_arrays_in_give_lists_and_arrays_out(cpu) -> None:
+    x = T.input("x", (2, 3))
+    g = T.graph(y=T.sum(x * 2.0, 1), z=x.T * 1.0)
+    nested = T.run(g, {"x": [[1, 2, 3], [4, 5, 6]]}, cpu)
+    assert nested == {"y": [12.0, 30.0], "z": [[1.0, 4.0], [2.0, 5.0], [3.0, 6.0]]}
+    flat = T.run(g, {"x": array("d", [1, 2, 3, 4, 5, 6])}, cpu)
+    assert flat["y"] == array("d", [12.0, 30.0]) and isinstance(flat["z"], array)
+    assert T.run(g, {"x": [1, 2, 3, 4, 5, 6]}, cpu)["y"] == [12.0, 30.0]  # flat lists too
+    out = T.run(g, {"x": np.ones((2, 3))}, cpu)["z"]
+    assert out.dtype == np.float32 and out.shape == (3, 2)
+
+
+def test_bad_inputs_get_clear_errors(cpu) -> None:
+    x = T.input("x", (2, 3))
+    g = T.graph(y=x * 2.0)
+    fn = T.compile(g, cpu)
+    with pytest.raises(TensorIRError, match=r"no value given for the inputs \['x'\]"):
+        fn({})
+    with pytest.raises(TensorIRError, match="has no input 'w'"):
+        fn({"x": np.ones((2, 3)), "w": [1.0]})
+    with pytest.raises(TensorIRError, match=r"shape \(3, 3\), expected \(2, 3\)"):
+        fn({"x": np.ones((3, 3))})
+    with pytest.raises(TensorIRError, match="expected extent 3 at depth 1"):
+        fn({"x": [[1, 2], [3, 4]]})
+    with pytest.raises(TypeError, match="TensorGraph"):
+        T.compile(x, cpu)  # type: ignore[arg-type]
+
+
+def test_the_best_device_is_the_default() -> None:
+    x = T.input("x", (4,))
+    out = T.run(T.graph(y=T.exp(x)), {"x": [0.0, 1.0, 2.0, 3.0]})
+    assert out["y"] == pytest.approx([math.exp(v) for v in range(4)], rel=1e-6)
