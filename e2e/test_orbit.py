@@ -152,7 +152,7 @@ def test_three_shots_then_tang_gets_closer(tang_page):
     assert page.console_errors == []
 
 
-def test_stop_halts_the_optimiser_and_the_canvas_fits_a_phone(tang_page):
+def test_stop_off_screen_pause_and_a_sharp_canvas_on_a_phone(tang_page):
     page = tang_page
     cdp = page.page.context.new_cdp_session(page.page)
     cdp.send(
