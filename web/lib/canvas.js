@@ -32,3 +32,10 @@ export function onResize(el, draw) {
   ro.observe(el);
   return () => ro.disconnect();
 }
+
+/** A filled disc at [x, y] (CSS pixels) in the context's current fill style. */
+export function disc(ctx, [x, y], radius) {
+  ctx.beginPath();
+  ctx.arc(x, y, radius, 0, 2 * Math.PI);
+  ctx.fill();
+}

@@ -161,3 +161,21 @@ export function drawPlot(canvas, { x0, x1, series, marks = [], lines = [], yRang
     area: { left, top, right, bottom }, // the plot's box in CSS pixels; labels lie outside it
   };
 }
+
+/** Drag (or tap) along a plot to pick x: `onX(x)` gets the data x under the pointer, by the
+ * mapping drawPlot last returned (`getMapping()`; nothing happens before the first draw). */
+export function dragAlongX(canvas, getMapping, onX) {
+  const fromPointer = (ev) => {
+    const mapping = getMapping();
+    if (!mapping) return;
+    const rect = canvas.getBoundingClientRect();
+    onX(mapping.toX(ev.clientX - rect.left));
+  };
+  canvas.addEventListener("pointerdown", (ev) => {
+    canvas.setPointerCapture(ev.pointerId);
+    fromPointer(ev);
+  });
+  canvas.addEventListener("pointermove", (ev) => {
+    if (canvas.hasPointerCapture(ev.pointerId)) fromPointer(ev);
+  });
+}

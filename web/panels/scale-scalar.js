@@ -1,10 +1,12 @@
 // Same idea, every scale · 1. One number: drag x on f(x) = x·sin x; the worker runs f once on
 // the dual number x + 1·ε (explain.dual_trace) and the card shows the value, the ε part (the
-// exact slope) and the tangent line it gives.
-import { commandLine, setCommand } from "../lib/command.js";
-import { h } from "../lib/dom.js";
+// exact slope) and the tangent line it gives. ./scale-scalar-view.js builds the card and
+// draws the plot; this file is the controller.
+import { pythonStarted } from "../lib/card.js";
+import { setCommand } from "../lib/command.js";
 import { fmt, num } from "../lib/format.js";
-import { drawPlot, onResize } from "../lib/plot.js";
+import { dragAlongX, onResize } from "../lib/plot.js";
+import { drawScalar, scalarView } from "./scale-scalar-view.js";
 
 const EXPR = "x*sin(x)";
 const X0 = -6;
@@ -18,71 +20,30 @@ export default {
   title: "One number",
   section: "scale",
   async mount(el, { call, ready }) {
-    const slider = h("input", {
-      id: "scalar-x", type: "range", min: String(X0), max: String(X1), step: "0.01", value: "2",
-      "aria-label": "x",
-    });
-    const canvas = h("canvas", {
-      className: "plot scale-plot", role: "img",
-      "aria-label": "f(x) = x·sin x and its tangent at x; drag to move x",
-    });
-    const out = (name) => h("dd", { dataset: { readout: name } }, "…");
-    const readouts = h("dl", { className: "readouts" },
-      h("dt", {}, "x"), out("x"),
-      h("dt", {}, "f(x) = x·sin x"), out("value"),
-      h("dt", {}, "ε part = f′(x)"), out("eps"));
-    const command = commandLine(cliFor(2));
-    el.append(
-      h("p", { className: "demo-what" }, "tang runs x·sin x once on the dual number x + 1·ε: " +
-        "the value and the exact slope come out of the same pass."),
-      canvas,
-      h("div", { className: "dual-controls" }, h("label", {}, "x = ", slider)),
-      readouts,
-      command,
-    );
-    const show = (name, text) => (el.querySelector(`[data-readout="${name}"]`).textContent = text);
+    const { slider, canvas, command, show } = scalarView(el, X0, X1, cliFor(2));
     el.dataset.state = "loading";
 
-    let curve = null; // f over [X0, X1], computed by tang in the worker
-    let curveRange = null;
-    let shown = null; // the last dual_trace answer
+    const plot = { x0: X0, x1: X1, curve: null, yRange: null, shown: null }; // from the worker
     let mapping = null;
     let busy = false; // one call at a time; a newer x waits for it (never a queue)
-
-    function draw() {
-      if (!curve) return;
-      const lines = [];
-      const marks = [];
-      if (shown) {
-        const fx = num(shown.value);
-        const d = num(shown.derivative);
-        if (Number.isFinite(fx) && Number.isFinite(d)) {
-          lines.push({ x0: shown.x - 1.5, y0: fx - 1.5 * d, x1: shown.x + 1.5, y1: fx + 1.5 * d,
-            color: "#d97706" });
-          marks.push({ x: shown.x, y: fx, color: "#d97706" });
-        }
-      }
-      mapping = drawPlot(canvas, {
-        x0: X0, x1: X1, series: [{ lo: curve, hi: curve, color: "#4f46e5" }], lines, marks,
-        yRange: curveRange,
-      });
-    }
+    const draw = () => {
+      if (plot.curve) mapping = drawScalar(canvas, plot);
+    };
     onResize(canvas, draw);
 
     async function update() {
-      if (busy || !curve) return;
+      if (busy || !plot.curve) return;
       busy = true;
       const x = Number(slider.value);
       try {
         const t = await call("explain.dual_trace", { x, expr: EXPR });
-        shown = t;
+        plot.shown = t;
         show("value", fmt(t.value));
         show("eps", fmt(t.derivative));
         setCommand(command, cliFor(t.x));
-        el.dataset.state = "done";
-        el.dataset.x = String(t.x);
-        el.dataset.value = String(num(t.value));
-        el.dataset.eps = String(num(t.derivative));
+        Object.assign(el.dataset, {
+          state: "done", x: String(t.x), value: String(num(t.value)), eps: String(num(t.derivative)),
+        });
         draw();
       } catch (err) {
         if (err.type !== "Cancelled") {
@@ -101,32 +62,16 @@ export default {
       update();
     }
     slider.addEventListener("input", () => setX(Number(slider.value)));
-    const fromPointer = (ev) => {
-      if (!mapping) return;
-      const rect = canvas.getBoundingClientRect();
-      setX(mapping.toX(ev.clientX - rect.left));
-    };
-    canvas.addEventListener("pointerdown", (ev) => {
-      canvas.setPointerCapture(ev.pointerId);
-      fromPointer(ev);
-    });
-    canvas.addEventListener("pointermove", (ev) => {
-      if (canvas.hasPointerCapture(ev.pointerId)) fromPointer(ev);
-    });
+    dragAlongX(canvas, () => mapping, setX);
 
-    try {
-      await ready;
-    } catch {
-      el.dataset.state = "error";
-      show("value", "Python did not start, so there is nothing to compute.");
-      return;
-    }
+    const failed = () => show("value", "Python did not start, so there is nothing to compute.");
+    if (!(await pythonStarted(ready, el, failed))) return;
     const c = await call("explain.run_slice", {
       expr: EXPR, lo: X0, hi: X1, n: CURVE_POINTS, bins: CURVE_POINTS, device: "cpu", check: false,
     });
-    curve = c.plot.f[0];
-    const finite = curve.filter((v) => v !== null);
-    curveRange = [Math.min(...finite), Math.max(...finite)];
+    plot.curve = c.plot.f[0];
+    const finite = plot.curve.filter((v) => v !== null);
+    plot.yRange = [Math.min(...finite), Math.max(...finite)];
     setX(Number(slider.value));
   },
 };
