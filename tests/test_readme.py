@@ -32,7 +32,7 @@ README = (ROOT / "README.md").read_text(encoding="utf-8")
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.MULTILINE | re.DOTALL)
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
 
-# README commands not run as written by test_python_m_command, and where each is tested.
+# README commands not run as written by test_python_m_commands, and where each is tested.
 ELSEWHERE = {
     # the test runner itself: .ci/run runs it, and this suite is what it runs
     "python build.py test": "the suite itself (.ci/run)",
@@ -76,14 +76,37 @@ def test_every_command_is_run_here_or_listed_with_its_test() -> None:
         assert test in globals(), test
 
 
-@pytest.mark.parametrize("command", [c for c in commands() if c.startswith("python -m ")])
-def test_python_m_command(command: str) -> None:
-    argv = [sys.executable, *shlex.split(command)[1:]]
-    proc = subprocess.run(
-        argv, cwd=ROOT, env=ENV, capture_output=True, text=True, timeout=300, check=False
-    )
-    assert proc.returncode == 0, f"{command}\n{proc.stderr}"
-    assert proc.stdout.strip(), f"{command} printed nothing"
+def command_sessions() -> list[list[str]]:
+    """The ``python -m …`` commands of each ```sh block, in order. A block is one terminal
+    session: a later command may read what an earlier one wrote (a saved weights file)."""
+    sessions = []
+    for body in blocks("sh"):
+        argvs = (shlex.split(line, comments=True) for line in body.splitlines())
+        session = [shlex.join(a) for a in argvs if a and shlex.join(a).startswith("python -m ")]
+        if session:
+            sessions.append(session)
+    return sessions
+
+
+@pytest.mark.parametrize(
+    "session",
+    [
+        # `tang run` opens the best device: wgpu-py where it has an adapter
+        pytest.param(s, marks=pytest.mark.toolchain)
+        if any(c.startswith("python -m tang run ") for c in s)
+        else s
+        for s in command_sessions()
+    ],
+    ids=lambda s: s[0][:50],
+)
+def test_python_m_commands(session: list[str], tmp_path: Path) -> None:
+    for command in session:  # in a fresh folder, so files they write land there
+        argv = [sys.executable, *shlex.split(command)[1:]]
+        proc = subprocess.run(
+            argv, cwd=tmp_path, env=ENV, capture_output=True, text=True, timeout=300, check=False
+        )
+        assert proc.returncode == 0, f"{command}\n{proc.stderr}"
+        assert proc.stdout.strip(), f"{command} printed nothing"
 
 
 @pytest.mark.parametrize("snippet", blocks("python"), ids=lambda s: s.splitlines()[0][:40])
