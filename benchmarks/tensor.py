@@ -103,7 +103,7 @@ def matmul(dev, size: int, repeat: int) -> None:
     for label, scheduled in (("generated, tiled", True), ("generated, per element", False)):
         fn = T.compile(g, dev, scheduled=scheduled)
         fn({"a": av, "b": bv})  # inputs resident; the calls below run and read back
-        first, median = timed(lambda fn=fn: fn(), repeat)
+        _, median = timed(lambda fn=fn: fn(), repeat)
         err = float(np.abs(fn()["c"] - want).max() / np.abs(want).max())
         print(
             f"  {label:26s} {ms(median)}   {median / t_np:6.1f}x numpy's time"

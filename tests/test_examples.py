@@ -19,7 +19,15 @@ from demos.examples import EXAMPLES, Example, available
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.mark.parametrize("example", EXAMPLES, ids=lambda e: e.module + ":" + e.argv[1])
+@pytest.mark.parametrize(
+    "example",
+    [
+        # `tang run` opens the best device: wgpu-py where it has an adapter
+        pytest.param(e, marks=pytest.mark.toolchain) if e.argv[:2] == ("tang", "run") else e
+        for e in EXAMPLES
+    ],
+    ids=lambda e: e.module + ":" + e.argv[1],
+)
 def test_example_command_runs(example: Example) -> None:
     if not available(example):
         pytest.skip(f"{example.module} does not exist in this checkout yet")

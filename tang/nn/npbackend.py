@@ -36,6 +36,11 @@ class NumpyBackend:
     def to_flat(self, a: np.ndarray) -> list[float]:
         return a.ravel().tolist()
 
+    def one_hot(self, index: list[int], n: int) -> np.ndarray:
+        out = np.zeros((len(index), n))
+        out[np.arange(len(index)), np.asarray(index, dtype=np.intp)] = 1.0
+        return out
+
     def full(self, shape: Shape, value: float) -> np.ndarray:
         return np.full(tuple(shape), float(value))
 
@@ -170,9 +175,12 @@ class NumpyBackend:
         return a.reshape(-1)[np.asarray(index, dtype=np.intp)].reshape(tuple(shape))
 
     def scatter_add_flat(self, g, index: list[int], shape: Shape):
-        out = np.zeros(math.prod(shape))
-        np.add.at(out, np.asarray(index, dtype=np.intp), g.reshape(-1))
-        return out.reshape(tuple(shape))
+        # bincount adds in index order, like np.add.at, at a fraction of its cost
+        size = math.prod(shape)
+        if not index:
+            return np.zeros(tuple(shape))
+        idx = np.asarray(index, dtype=np.intp)
+        return np.bincount(idx, g.reshape(-1), size).reshape(tuple(shape))
 
     def transpose(self, a, perm: tuple[int, ...]):
         return np.ascontiguousarray(a.transpose(perm))
@@ -185,31 +193,53 @@ class NumpyBackend:
             raise ValueError(f"matmul: inner sizes differ ({left.shape[1]} and {right.shape[0]})")
         return left @ right
 
-    def hot_matmul(self, hot: list[list[int]], w):
+    def linear(self, x, w, b):
+        if x.shape[1] != w.shape[1]:
+            raise ValueError(f"matmul: inner sizes differ ({x.shape[1]} and {w.shape[1]})")
+        y = x @ w.T
+        if b is None:
+            return y
+        if b.shape != (w.shape[0],):
+            return self.add(y, b)
+        y += b  # in place on the fresh product: the bits of y + b, one array fewer
+        return y
+
+    def hot_matmul(self, hot: list[list[int]], w, b=None):
         n_out = w.shape[0]
         if not hot:
-            return np.zeros((0, n_out))
-        cols = w.T
-        width = len(hot[0])
-        if width and all(len(ks) == width for ks in hot):
-            idx = np.asarray(hot, dtype=np.intp)
-            out = cols[idx[:, 0]] + 0.0
-            for k in range(1, width):
-                out = out + cols[idx[:, k]]
-            return out
-        out = np.zeros((len(hot), n_out))
-        for r, ks in enumerate(hot):
-            for k in ks:
-                out[r] += cols[k]
-        return out
+            y = np.zeros((0, n_out))
+        else:
+            cols = w.T
+            width = len(hot[0])
+            if width and all(len(ks) == width for ks in hot):
+                # a gather of w's columns for every hot index, [n, width, out], summed over
+                # the window in index order (a reduction over a non-contiguous axis is a
+                # sequential sum: the Python backend's order)
+                y = np.add.reduce(cols[np.asarray(hot, dtype=np.intp)], axis=1)
+            else:
+                y = np.zeros((len(hot), n_out))
+                for r, ks in enumerate(hot):
+                    for k in ks:
+                        y[r] += cols[k]
+        if b is None:
+            return y
+        if b.shape != (n_out,):
+            return self.add(y, b)
+        y += b
+        return y
 
     def hot_matmul_grad(self, hot: list[list[int]], g, shape: Shape):
+        """A scatter-add as one ``bincount``: entry (o, k) of the result sums g[r, o] over
+        the rows r in which column k is hot, in row order (as ``np.add.at`` would, and the
+        Python backend does), with no [in, out] buffer to transpose."""
         n_out, n_in = shape
         rows = [r for r, ks in enumerate(hot) for _ in ks]
-        cols = [k for ks in hot for k in ks]
-        acc = np.zeros((n_in, n_out))
-        np.add.at(acc, np.asarray(cols, dtype=np.intp), g[np.asarray(rows, dtype=np.intp)])
-        return np.ascontiguousarray(acc.T)
+        cols = np.asarray([k for ks in hot for k in ks], dtype=np.intp)
+        if not len(cols):
+            return np.zeros((n_out, n_in))
+        target = (np.arange(n_out, dtype=np.intp) * n_in)[None, :] + cols[:, None]
+        weights = g[np.asarray(rows, dtype=np.intp)]  # [hot entries, out], row-major
+        return np.bincount(target.ravel(), weights.ravel(), n_out * n_in).reshape(n_out, n_in)
 
     # -- optimizer updates ---------------------------------------------------------------
     def adam_update(self, p, g, m, v, lr, betas, eps, step, weight_decay):

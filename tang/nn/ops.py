@@ -192,8 +192,7 @@ class MatMul(Op):  # 2-D a·b
 class Linear(Op):  # x·wᵀ (+ b), w shaped [out, in] as in PyTorch
     def forward(self, B, x, w, b=None):
         self.x, self.w = x, w
-        y = B.matmul(x, w, tb=True)
-        return y if b is None else B.add(y, b)
+        return B.linear(x, w, b)  # the bias joins each dot: no product tensor, no copy of b
 
     def backward(self, B, g):
         nx, nw, *nb = self.needs
@@ -210,8 +209,7 @@ class HotLinear(Op):  # x·wᵀ (+ b) for a constant 0/1 x given by its hot colu
 
     def forward(self, B, w, b=None):
         self.w_shape = w.shape
-        y = B.hot_matmul(self.hot, w)  # a row gather, not a product
-        return y if b is None else B.add(y, b)
+        return B.hot_matmul(self.hot, w, b)  # a row gather, not a product
 
     def backward(self, B, g):
         nw, *nb = self.needs

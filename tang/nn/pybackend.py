@@ -196,6 +196,13 @@ class PythonBackend:
     def to_flat(self, a: PyArray) -> list[float]:
         return list(a.data)
 
+    def one_hot(self, index: list[int], n: int) -> PyArray:
+        """[len(index), n] rows of zeros with a 1.0 at each row's index (checked by the caller)."""
+        data = [0.0] * (len(index) * n)
+        for row, v in enumerate(index):
+            data[row * n + v] = 1.0
+        return PyArray(data, (len(index), n))
+
     def full(self, shape: Shape, value: float) -> PyArray:
         return PyArray([float(value)] * size_of(shape), tuple(shape))
 
@@ -382,23 +389,59 @@ class PythonBackend:
         k_right = b.shape[1] if tb else b.shape[0]
         if k_left != k_right:
             raise ValueError(f"matmul: inner sizes differ ({k_left} and {k_right})")
+        if not k_left:
+            return PyArray([0.0] * (len(left) * len(right)), (len(left), len(right)))
+        return PyArray(self._products(left, right), (len(left), len(right)))
+
+    def _products(self, left: list[list[float]], right: list[list[float]]) -> list[float]:
+        """Every row of ``left`` dotted with every row of ``right``, row-major; the inner
+        loop is a ``map`` (C), not a comprehension step per dot."""
+        out: list[float] = []
         if self.dot is dot_map:  # the same sums, without a Python frame per dot
-            out = [sum(map(mul, r, c)) for r in left for c in right]
+            for r in left:
+                out += map(sum, map(map, repeat(mul), repeat(r), right))
         else:
             dot = self.dot
-            out = [dot(r, c) for r in left for c in right]
-        if not k_left:
-            out = [0.0] * len(out)
-        return PyArray(out, (len(left), len(right)))
+            for r in left:
+                out += map(dot, repeat(r), right)
+        return out
 
-    def hot_matmul(self, hot: list[list[int]], w: PyArray) -> PyArray:
-        """x·wᵀ for a 0/1 ``x`` given by its hot columns per row: each output row is the sum
-        of the hot columns of ``w`` (a gather), added in the order listed."""
+    def linear(self, x: PyArray, w: PyArray, b: PyArray | None) -> PyArray:
+        """x·wᵀ (+ b) for x [n, in], w [out, in], b [out]: the bias is added to each dot as
+        it is made (no product tensor, no broadcast copy of b), in the order of
+        ``add(matmul(x, w, tb=True), b)``."""
+        n_out, n_in = w.shape
+        if x.shape[1] != n_in:
+            raise ValueError(f"matmul: inner sizes differ ({x.shape[1]} and {n_in})")
+        if b is None or not n_in or b.shape != (n_out,):
+            y = self.matmul(x, w, tb=True)
+            return y if b is None else self.add(y, b)
+        rows, wrows, bias = _rows(x), _rows(w), b.data
+        out: list[float] = []
+        if self.dot is dot_map:
+            for r in rows:
+                out += map(add, map(sum, map(map, repeat(mul), repeat(r), wrows)), bias)
+        else:
+            dot = self.dot
+            for r in rows:
+                out += map(add, map(dot, repeat(r), wrows), bias)
+        return PyArray(out, (len(rows), n_out))
+
+    def hot_matmul(self, hot: list[list[int]], w: PyArray, b: PyArray | None = None) -> PyArray:
+        """x·wᵀ (+ b) for a 0/1 ``x`` given by its hot columns per row: each output row is
+        the sum of the hot columns of ``w`` (a gather), added in the order listed, then b."""
         n_out = w.shape[0]
         cols = _cols(w)
         zero = [0.0] * n_out
-        rows = [list(map(sum, zip(*[cols[k] for k in ks]))) if ks else zero for ks in hot]
-        return PyArray(list(chain.from_iterable(rows)), (len(hot), n_out))
+        out: list[float] = []
+        for ks in hot:
+            out += map(sum, zip(*[cols[k] for k in ks])) if ks else zero
+        y = PyArray(out, (len(hot), n_out))
+        if b is None:
+            return y
+        if b.shape != (n_out,):
+            return self.add(y, b)
+        return PyArray(list(map(add, out, b.data * len(hot))), y.shape)
 
     def hot_matmul_grad(self, hot: list[list[int]], g: PyArray, shape: Shape) -> PyArray:
         """∂(x·wᵀ)/∂w for the 0/1 ``x`` of :meth:`hot_matmul`: a scatter-add of the output

@@ -12,6 +12,7 @@ from __future__ import annotations
 import random
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from itertools import chain
 from numbers import Real
 from typing import Any
 
@@ -550,6 +551,8 @@ def _int_grid(obj: Any) -> tuple[list[int], Shape]:
     """Integer indices (nested lists or a tensor of whole numbers) → (flat ints, shape)."""
     if isinstance(obj, Tensor):
         values, shape = obj.flat(), obj.shape
+    elif type(obj) is list and (rows := _int_rows(obj)) is not None:
+        return rows
     else:
         values, shape = _flatten(obj)
     out = []
@@ -639,6 +642,20 @@ def randn(
     return _wrap(B, B.from_flat(flat, dims), requires_grad)
 
 
+def _int_rows(obj: list) -> tuple[list[int], Shape] | None:
+    """A flat list of ints, or an equal-length list of such lists (a batch of windows), read
+    without a float round trip; ``None`` for anything else (the general path handles it)."""
+    if all(type(v) is int for v in obj):
+        return list(obj), (len(obj),)
+    width = len(obj[0]) if type(obj[0]) is list else -1
+    if not all(type(row) is list and len(row) == width for row in obj):
+        return None
+    flat = list(chain.from_iterable(obj))
+    if not all(type(v) is int for v in flat):
+        return None
+    return flat, (len(obj), width)
+
+
 def rand(
     *shape: int, seed: int | None = None, requires_grad: bool = False, backend: Any = None
 ) -> Tensor:
@@ -661,10 +678,7 @@ def one_hot(indices: Any, num_classes: int, backend: Any = None) -> Tensor:
         if not 0 <= v < num_classes:
             raise ValueError(f"one_hot: index {v} at flat position {pos} not in [0, {num_classes})")
     B = get_backend(backend)
-    data = [0.0] * (len(flat) * num_classes)
-    for row, v in enumerate(flat):
-        data[row * num_classes + v] = 1.0
-    out = _wrap(B, B.from_flat(data, (*shape, num_classes)))
+    out = _wrap(B, B.reshape(B.one_hot(flat, num_classes), (*shape, num_classes)))
     out._hot = [[v] for v in flat]
     return out
 

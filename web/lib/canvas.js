@@ -33,6 +33,14 @@ export function onResize(el, draw) {
   return () => ro.disconnect();
 }
 
+/** Add a "+" of half-width `r` centred on [x, y] to the current path (stroke it after). */
+export function cross(ctx, [x, y], r) {
+  ctx.moveTo(x - r, y);
+  ctx.lineTo(x + r, y);
+  ctx.moveTo(x, y - r);
+  ctx.lineTo(x, y + r);
+}
+
 /** A filled disc at [x, y] (CSS pixels) in the context's current fill style. */
 export function disc(ctx, [x, y], radius) {
   ctx.beginPath();

@@ -1,7 +1,7 @@
 // The robot arm card's DOM and drawing (./arm.js is its controller): the canvas, the
 // readouts, the desktop command, and one frame of the scene in the worker's last pose.
 import { readouts } from "../lib/card.js";
-import { cssColor, disc, fitCanvas } from "../lib/canvas.js";
+import { cross, cssColor, disc, fitCanvas } from "../lib/canvas.js";
 import { commandLine } from "../lib/command.js";
 import { h } from "../lib/dom.js";
 
@@ -70,13 +70,9 @@ export function drawArm(canvas, view, scene, s) {
 
   // the pointer's target
   if (s.goal) {
-    const [tx, ty] = toPx(s.goal);
     ctx.strokeStyle = muted;
     ctx.beginPath();
-    ctx.moveTo(tx - 7, ty);
-    ctx.lineTo(tx + 7, ty);
-    ctx.moveTo(tx, ty - 7);
-    ctx.lineTo(tx, ty + 7);
+    cross(ctx, toPx(s.goal), 7);
     ctx.stroke();
   }
   drawLinks(canvas, ctx, view, scene, s);

@@ -2,7 +2,7 @@
 // operation at a time (explain.dual_trace) and the table shows each value and ε part.
 // ./how-dual-view.js builds the DOM; this file is the controller.
 import { fmt, num } from "../lib/format.js";
-import { drawPlot, onResize } from "../lib/plot.js";
+import { dragAlongX, drawPlot, onResize } from "../lib/plot.js";
 import { dualView } from "./how-dual-view.js";
 
 const EXPR = "x*sin(x)";
@@ -54,7 +54,10 @@ export default {
     }
     slider.addEventListener("input", schedule);
 
-    dragToMove(canvas, slider, () => mapping, schedule);
+    dragAlongX(canvas, () => mapping, (x) => { // drag or tap on the plot: the slider follows
+      slider.value = String(Math.round(Math.min(X1, Math.max(X0, x)) * 100) / 100);
+      schedule();
+    });
 
     try {
       await ready;
@@ -89,22 +92,4 @@ function drawFigure(canvas, curve, yRange, x, shown) {
   }
   const series = [{ lo: curve, hi: curve, color: "#4f46e5" }];
   return drawPlot(canvas, { x0: X0, x1: X1, series, lines, marks, yRange });
-}
-
-/** Drag (or tap) on the plot to move x: the slider follows, then `schedule()`. */
-function dragToMove(canvas, slider, mapping, schedule) {
-  const fromPointer = (ev) => {
-    if (!mapping()) return;
-    const rect = canvas.getBoundingClientRect();
-    const x = Math.min(X1, Math.max(X0, mapping().toX(ev.clientX - rect.left)));
-    slider.value = String(Math.round(x * 100) / 100);
-    schedule();
-  };
-  canvas.addEventListener("pointerdown", (ev) => {
-    canvas.setPointerCapture(ev.pointerId);
-    fromPointer(ev);
-  });
-  canvas.addEventListener("pointermove", (ev) => {
-    if (canvas.hasPointerCapture(ev.pointerId)) fromPointer(ev);
-  });
 }

@@ -1,7 +1,7 @@
 // The orbit card's DOM and drawing (./orbit.js is its controller): the canvas, the buttons,
 // the readouts, the desktop command, and one frame: bodies, target, shots, tang's iterates.
 import { readouts } from "../lib/card.js";
-import { cssColor, disc, fitCanvas } from "../lib/canvas.js";
+import { cross, cssColor, disc, fitCanvas } from "../lib/canvas.js";
 import { commandLine } from "../lib/command.js";
 import { h } from "../lib/dom.js";
 
@@ -108,10 +108,7 @@ function drawScene(ctx, { toPx, k }, scene, line, muted) {
   ctx.lineWidth = 2;
   ctx.beginPath();
   ctx.arc(tx, ty, 9, 0, 2 * Math.PI);
-  ctx.moveTo(tx - 13, ty);
-  ctx.lineTo(tx + 13, ty);
-  ctx.moveTo(tx, ty - 13);
-  ctx.lineTo(tx, ty + 13);
+  cross(ctx, [tx, ty], 13);
   ctx.stroke();
 }
 
