@@ -13,6 +13,11 @@ line says so. float64 everywhere (tang.nn's only dtype); PyTorch gets one thread
 ``--torch-threads`` says otherwise (tang is single-threaded, and for a model this small
 more threads mostly add synchronisation, or contend on a shared machine).
 
+With a wgpu-py device (Mesa lavapipe here), a fourth contender trains the same model with
+the whole step compiled from the tensor IR and resident on the device (tang/nn/compiled.py,
+f32): its seconds per epoch against eager pure Python and numpy, graph and kernel building
+timed apart.
+
 ``--tab`` also opens the site in headless Chromium (/usr/bin/chromium), presses Train on the
 "A model" card and reports the seconds until an epoch's mean loss is below 0.1 (target:
 within 90 s), or the loss reached when ``--tab-limit`` seconds (default 300) ran out.
@@ -44,6 +49,34 @@ def train_tang(backend: str, epochs: int) -> tuple[float, list[float]]:
     trainer.epochs(epochs)
     start = time.perf_counter()
     losses = trainer.fit(loader)
+    return time.perf_counter() - start, losses
+
+
+def compiled_device():
+    """The wgpu-py device for the compiled step (Mesa lavapipe here), or why there is none."""
+    os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
+    import tang.gpu as gpu
+
+    try:
+        return gpu.device("native", fallback=False), ""
+    except (gpu.NoDeviceError, ImportError) as exc:
+        return None, f"no wgpu-py device ({exc}): no compiled path measured"
+
+
+COMPILE_SECONDS: list[float] = []  # the first step of each compiled run (graph + kernels)
+
+
+def train_compiled(device, epochs: int) -> tuple[float, list[float]]:
+    """The same model, start and batches with the whole step compiled from the tensor IR
+    (tang/nn/compiled.py) and resident on ``device``. Building the graph and its kernels
+    is timed apart (a kernel already built for the device is reused)."""
+    trainer, loader = poet.build_and_train(0, "numpy")
+    compiled = nn.compile_training(trainer.model, trainer.optimizer, nn.cross_entropy, device)
+    start = time.perf_counter()
+    compiled.build(loader.batch(0, 0))
+    COMPILE_SECONDS.append(time.perf_counter() - start)
+    start = time.perf_counter()
+    losses = compiled.fit(loader, epochs)
     return time.perf_counter() - start, losses
 
 
@@ -153,6 +186,9 @@ def main() -> int:
         contenders["tang numpy"] = lambda: train_tang("numpy", args.epochs)
     else:
         print("numpy is not installed: no numpy path")
+    device, no_device = compiled_device()
+    if device is not None:
+        contenders["tang compiled (wgpu)"] = lambda: train_compiled(device, args.epochs)
     try:
         import torch
 
@@ -181,6 +217,15 @@ def main() -> int:
         print(f"numpy vs PyTorch CPU: {ratio:.2f}x  (> 1: numpy faster)  target > 1: "
               f"{'met' if ratio > 1 else 'MISSED'}")  # fmt: skip
         print(f"pure Python vs PyTorch CPU: {best['PyTorch CPU'] / py:.3f}x")
+    if "tang compiled (wgpu)" in best:
+        gpu_s = best["tang compiled (wgpu)"]
+        print(f"compiled on {device.name}: {gpu_s:.3f} s per epoch (f32; graph and kernels "
+              f"built in {min(COMPILE_SECONDS):.1f} s, first build {COMPILE_SECONDS[0]:.1f} s); "
+              f"vs eager pure Python {py / gpu_s:.2f}x"
+              + (f", vs eager numpy {best['tang numpy'] / gpu_s:.2f}x" if "tang numpy" in best
+                 else ""))  # fmt: skip
+    else:
+        print(no_device)
     if args.tab:
         time_in_tab(args.tab_limit)
     return 0

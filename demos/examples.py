@@ -64,6 +64,11 @@ EXAMPLES: tuple[Example, ...] = (
         "tang.nn trains a character model on physics haikus in pure Python, then samples it.",
         ("demos.quantum_poet", "--epochs", "2"),
     ),
+    Example(
+        "Attention, derived",
+        "Online-softmax attention derived by generic passes, timed against attention as written.",
+        ("demos.transformer", "--n", "256", "--d", "32", "--repeat", "1"),
+    ),
 )
 
 

@@ -163,35 +163,20 @@ def one_hot_batch(samples: list[tuple[list[int], int]], backend: str = "python")
     return x.reshape(len(samples), INPUTS), [t for _, t in samples]
 
 
-def glorot_init(model: nn.Module, seed: int) -> nn.Module:
-    """Glorot-uniform weights (±√(6 / (in + out))) and zero biases, drawn from
-    ``random.Random(seed)``: the range meant for tanh layers, the same on every backend.
-    (``nn.Linear`` starts in PyTorch's ±1/√in, which learns this corpus about 1.5× slower.)"""
-    rng = random.Random(seed)
-    state: dict[str, Any] = {}
-    for name, p in model.named_parameters():
-        if p.ndim == 2:
-            n_out, n_in = p.shape
-            bound = math.sqrt(6.0 / (n_in + n_out))
-            state[name] = [[rng.uniform(-bound, bound) for _ in range(n_in)] for _ in range(n_out)]
-        else:
-            state[name] = [0.0] * p.numel()
-    model.load_state_dict(state)
-    return model
-
-
 # ── the model: build_and_train is what the page shows (poet.source) ──────────────────────────
 def build_and_train(epochs: int, backend: str = "python") -> tuple[nn.Trainer, nn.DataLoader]:
     """The whole recipe: the network, its optimizer, its batches, and ``epochs`` of training
     (0: none yet; the worker trains in chunks with ``trainer.step(loader)`` instead)."""
+    # Glorot-uniform weights, zero biases: the range meant for tanh layers (PyTorch's default
+    # ±1/√in learns this corpus about 1.5x slower), drawn in turn from one seeded stream
+    init = random.Random(1)
     model = nn.Sequential(
-        nn.Linear(240, 64, backend=backend),
+        nn.Linear(240, 64, init="glorot", seed=init, backend=backend),
         nn.Tanh(),
-        nn.Linear(64, 64, backend=backend),
+        nn.Linear(64, 64, init="glorot", seed=init, backend=backend),
         nn.Tanh(),
-        nn.Linear(64, 30, backend=backend),
+        nn.Linear(64, 30, init="glorot", seed=init, backend=backend),
     )
-    glorot_init(model, seed=1)
     batches = partial(one_hot_batch, backend=backend)
     loader = nn.DataLoader(windows(CORPUS), batch_size=32, seed=0, collate=batches)
     trainer = nn.Trainer(model, nn.Adam(model.parameters(), lr=0.005), nn.cross_entropy)
@@ -485,6 +470,12 @@ def _parser() -> argparse.ArgumentParser:
     p = _Parser(prog="python -m demos.quantum_poet", description=__doc__.split("\n")[0])
     p.add_argument("--epochs", type=int, required=True, help="epochs to train (0: only sample)")
     p.add_argument("--backend", choices=["python", "numpy"], default="python")
+    p.add_argument(
+        "--device",
+        choices=["cpu", "gpu"],
+        default="cpu",
+        help="gpu: the whole training step compiled from the tensor IR, run through wgpu-py",
+    )
     p.add_argument("--seed-text", default="quantum ", help="up to 8 characters to start from")
     p.add_argument("--temperature", type=float, default=0.8, help="0.3 to 1.5")
     p.add_argument("--sample-seed", type=int, default=7, help="same seed, same text")
@@ -493,6 +484,26 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--load", metavar="FILE", help="start from these weights (safetensors)")
     p.add_argument("--json", action="store_true", help='{"losses", "text", "params"}')
     return p
+
+
+def train_on_gpu(
+    trainer: nn.Trainer, loader: nn.DataLoader, epochs: int, quiet: bool = False
+) -> list[float]:
+    """``epochs`` of training with the step compiled from the tensor IR and resident on the
+    wgpu-py device (f32); the trained weights end up back in ``trainer.model``."""
+    import tang.gpu as gpu
+
+    try:
+        device = gpu.device("native", fallback=False)
+    except gpu.NoDeviceError as exc:
+        raise RuntimeError(f"no wgpu-py GPU adapter here ({exc})") from None
+    compiled = nn.compile_training(trainer.model, trainer.optimizer, nn.cross_entropy, device)
+    for epoch in range(epochs):
+        loss = compiled.fit(loader, 1)[-1]
+        if not quiet:
+            print(f"epoch {epoch + 1:4d}  loss {loss:.4f}  ({device.name})", flush=True)
+    compiled.sync()
+    return list(compiled.losses)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -516,13 +527,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     for dropped_at, ch in seed.dropped:
         print(f"note: seed text character {ch!r} at {dropped_at} is not in the vocabulary: "
               "dropped", file=sys.stderr)  # fmt: skip
-    trainer.epochs(args.epochs)
-    losses = []
-    for step in trainer.steps(loader):
-        if step.epoch_loss is not None:
-            losses.append(step.epoch_loss)
-            if not args.json:
-                print(f"epoch {step.epoch + 1:4d}  loss {step.epoch_loss:.4f}", flush=True)
+    if args.device == "gpu":
+        try:
+            losses = train_on_gpu(trainer, loader, args.epochs, quiet=args.json)
+        except RuntimeError as exc:  # no wgpu-py adapter
+            p.exit(2, f"{p.prog}: error: --device gpu: {exc}\n")
+    else:
+        trainer.epochs(args.epochs)
+        losses = []
+        for step in trainer.steps(loader):
+            if step.epoch_loss is not None:
+                losses.append(step.epoch_loss)
+                if not args.json:
+                    print(f"epoch {step.epoch + 1:4d}  loss {step.epoch_loss:.4f}", flush=True)
     text = generate(trainer.model, seed.text, args.temperature, args.sample_seed, args.length)
     if args.save:
         try:

@@ -202,6 +202,41 @@ def test_one_hot_linear_is_a_gather_with_a_scatter_add_gradient(backend) -> None
         assert math.isclose(u, v, rel_tol=1e-12, abs_tol=1e-12)
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_fused_kernels_give_the_bits_of_the_ops_they_fuse(backend) -> None:
+    """linear (bias joined to each dot), the one-hot gather (+ b) and its scatter-add
+    gradient add in the same order as the unfused ops: equal to the last bit."""
+    B = nn.get_backend(backend)
+    rng = random.Random("fused")
+
+    def arr(*shape):
+        return B.from_flat([rng.uniform(-1, 1) for _ in range(math.prod(shape))], shape)
+
+    x, w, b, g = arr(5, 7), arr(4, 7), arr(4), arr(6, 4)
+    assert B.to_flat(B.linear(x, w, b)) == B.to_flat(B.add(B.matmul(x, w, tb=True), b))
+    assert B.to_flat(B.linear(x, w, None)) == B.to_flat(B.matmul(x, w, tb=True))
+    hot = [[rng.randrange(7) for _ in range(3)] for _ in range(6)]
+    hot[2] = list(hot[0])  # repeated columns add up
+    plain = B.hot_matmul(hot, w)
+    expected = [sum(B.to_flat(w)[o * 7 + k] for k in ks) for ks in hot for o in range(4)]
+    assert B.to_flat(plain) == expected  # the hot columns summed in the order listed
+    assert B.to_flat(B.hot_matmul(hot, w, b)) == B.to_flat(B.add(plain, b))
+    grad = B.to_flat(B.hot_matmul_grad(hot, g, (4, 7)))
+    gf = B.to_flat(g)
+    for o in range(4):
+        for k in range(7):
+            acc = 0.0
+            for r, ks in enumerate(hot):  # row order, once per time k is hot in the row
+                for kk in ks:
+                    if kk == k:
+                        acc += gf[r * 4 + o]
+            assert grad[o * 7 + k] == acc, (o, k)
+    with pytest.raises(ValueError, match=r"inner sizes differ \(7 and 6\)"):
+        B.linear(x, arr(4, 6), b)
+    hot_tensor = nn.one_hot([[1, 2], [0, 0]], 3, backend=B)
+    assert hot_tensor.tolist() == [[[0, 1, 0], [0, 0, 1]], [[1, 0, 0], [1, 0, 0]]]
+
+
 REDUCTIONS = {
     "sum_all": lambda a: a.sum(),
     "sum_dim0": lambda a: a.sum(0),

@@ -74,6 +74,35 @@ def test_linear_init_is_seeded_pytorch_uniform_and_shaped_out_in() -> None:
     assert nn.Linear(3, 2, bias=False).bias is None
 
 
+def test_linear_glorot_init_is_seeded_with_zero_bias_and_shares_a_generator() -> None:
+    a = nn.Linear(240, 64, seed=7, init="glorot")
+    assert a.weight.tolist() == nn.Linear(240, 64, seed=7, init="glorot").weight.tolist()
+    bound = math.sqrt(6 / (240 + 64))
+    rng = random.Random(7)
+    assert a.weight.flat() == [rng.uniform(-bound, bound) for _ in range(64 * 240)]
+    assert a.bias.flat() == [0.0] * 64
+    assert max(a.weight.flat()) > 0.9 * bound and min(a.weight.flat()) < -0.9 * bound
+    assert nn.Linear(240, 64, seed=7).weight.flat() != a.weight.flat()  # "uniform": ±1/√in
+    assert nn.Linear(3, 2, seed=1, init="glorot", bias=False).bias is None
+    # one random.Random shared by the layers: each draws its weights after the one before
+    shared = random.Random(11)
+    first = nn.Linear(4, 3, seed=shared, init="glorot")
+    second = nn.Linear(3, 2, seed=shared, init="glorot")
+    rng = random.Random(11)
+    b1, b2 = math.sqrt(6 / 7), math.sqrt(6 / 5)
+    assert first.weight.flat() == [rng.uniform(-b1, b1) for _ in range(12)]
+    assert second.weight.flat() == [rng.uniform(-b2, b2) for _ in range(6)]
+    with pytest.raises(ValueError, match=re.escape("init must be one of ['uniform', 'glorot']")):
+        nn.Linear(3, 2, init="xavier")
+
+
+@needs_numpy
+def test_linear_glorot_init_is_the_same_on_both_backends() -> None:
+    py = nn.Linear(240, 64, seed=3, init="glorot", backend="python")
+    np_ = nn.Linear(240, 64, seed=3, init="glorot", backend="numpy")
+    assert py.weight.flat() == np_.weight.flat() and py.bias.flat() == np_.bias.flat()
+
+
 def test_module_names_modes_and_state_dict_round_trip() -> None:
     model = nn.Sequential(nn.Linear(4, 3, seed=1), nn.ReLU(), nn.Linear(3, 2, seed=2), nn.Sigmoid())
     names = [n for n, _ in model.named_parameters()]

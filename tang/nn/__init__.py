@@ -8,6 +8,7 @@ without any dependency.
 
 from . import functional
 from .backend import available_backends, get_backend, set_backend, use_backend
+from .compiled import CompiledTrainer, compile_training  # the step compiled from the tensor IR
 from .data import DataLoader
 from .functional import cross_entropy, linear, mse
 from .modules import Linear, Module, ReLU, Sequential, Sigmoid, Tanh
@@ -32,6 +33,7 @@ from .trainer import Step, Trainer
 __all__ = [
     "SGD",
     "Adam",
+    "CompiledTrainer",
     "DataLoader",
     "Linear",
     "Module",
@@ -47,6 +49,7 @@ __all__ = [
     "Trainer",
     "available_backends",
     "cat",
+    "compile_training",
     "cross_entropy",
     "full",
     "functional",

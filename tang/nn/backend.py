@@ -3,13 +3,14 @@ Pyodide included) or ``"numpy"`` (desktop, optional import). A backend is picked
 (``backend=`` arguments) with a process-wide default (:func:`set_backend`).
 
 A backend is an object with a ``name`` and the array primitives the ops in
-:mod:`tang.nn.ops` are written in — making (``from_flat``, ``adopt``, ``full``, ``copy``,
-``to_flat``), element-wise (``add sub mul div`` with broadcasting, ``scale neg exp log sqrt
-tanh sigmoid relu abs sign pow``, the slopes ``where_positive`` and ``tanh_slope``),
+:mod:`tang.nn.ops` are written in — making (``from_flat``, ``adopt``, ``full``, ``one_hot``,
+``copy``, ``to_flat``), element-wise (``add sub mul div`` with broadcasting, ``scale neg exp
+log sqrt tanh sigmoid relu abs sign pow``, the slopes ``where_positive`` and ``tanh_slope``),
 reductions (``sum amax`` over dims, ``sum_to`` a broadcast source's shape, ``argmax_flat``),
-moves (``broadcast_to reshape transpose gather_flat scatter_add_flat``), products
-(``matmul`` with transpose flags, ``hot_matmul`` and its gradient for one-hot inputs) and
-the fused optimizer updates (``adam_update``, ``sgd_update``). Arrays expose ``.shape``.
+moves (``broadcast_to reshape transpose gather_flat scatter_add_flat``), products (``matmul``
+with transpose flags, ``linear``: x·wᵀ + b in one pass, ``hot_matmul`` (+ b) and its gradient
+for one-hot inputs) and the fused optimizer updates (``adam_update``, ``sgd_update``). Arrays
+expose ``.shape``.
 """
 
 from __future__ import annotations

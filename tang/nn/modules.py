@@ -134,29 +134,46 @@ class Module:
             params[name].grad = None
 
 
+INITS = ("uniform", "glorot")
+
+
 class Linear(Module):
-    """y = x·Wᵀ + b with W [out, in]; W and b start uniform in ±1/√in (PyTorch's default),
-    drawn from ``random.Random(seed)`` so every backend starts from the same numbers."""
+    """y = x·Wᵀ + b with W [out, in]. ``init="uniform"`` (the default, PyTorch's): W and b
+    uniform in ±1/√in; ``init="glorot"``: W uniform in ±√(6 / (in + out)) (Glorot, the range
+    meant for tanh layers) and b zero. The numbers come from ``random.Random(seed)`` so every
+    backend starts from the same ones; ``seed`` may also be a ``random.Random`` that several
+    layers draw from in turn (as layers share the global generator after torch.manual_seed)."""
 
     def __init__(
         self,
         in_features: int,
         out_features: int,
         bias: bool = True,
-        seed: int | None = None,
+        seed: int | random.Random | None = None,
         backend: str | Backend | None = None,
+        init: str = "uniform",
     ) -> None:
         super().__init__()
         if in_features <= 0 or out_features <= 0:
             raise ValueError(f"Linear({in_features}, {out_features}): sizes must be positive")
+        if init not in INITS:
+            raise ValueError(f"Linear: init must be one of {list(INITS)}, not {init!r}")
         self.in_features, self.out_features = in_features, out_features
         B = get_backend(backend)
-        rng = random.Random(seed)
-        bound = 1.0 / math.sqrt(in_features)
+        rng = seed if isinstance(seed, random.Random) else random.Random(seed)
+        if init == "glorot":
+            bound = math.sqrt(6.0 / (in_features + out_features))
+        else:
+            bound = 1.0 / math.sqrt(in_features)
         w = [rng.uniform(-bound, bound) for _ in range(out_features * in_features)]
         self.weight = _param(B, w, (out_features, in_features))
-        b = [rng.uniform(-bound, bound) for _ in range(out_features)]
-        self.bias = _param(B, b, (out_features,)) if bias else None
+        if not bias:
+            self.bias = None
+        elif init == "glorot":
+            self.bias = _param(B, [0.0] * out_features, (out_features,))
+        else:
+            b = [rng.uniform(-bound, bound) for _ in range(out_features)]
+            self.bias = _param(B, b, (out_features,))
 
     def forward(self, x: Tensor) -> Tensor:
         return F.linear(x, self.weight, self.bias)

@@ -233,26 +233,41 @@ class NumpyBackend:
         the rows r in which column k is hot, in row order (as ``np.add.at`` would, and the
         Python backend does), with no [in, out] buffer to transpose."""
         n_out, n_in = shape
-        rows = [r for r, ks in enumerate(hot) for _ in ks]
-        cols = np.asarray([k for ks in hot for k in ks], dtype=np.intp)
+        width = len(hot[0]) if hot else 0
+        if width and all(len(ks) == width for ks in hot):
+            cols = np.asarray(hot, dtype=np.intp).ravel()
+            weights = np.repeat(g, width, axis=0)  # row r once per hot column, in order
+        else:
+            rows = [r for r, ks in enumerate(hot) for _ in ks]
+            cols = np.asarray([k for ks in hot for k in ks], dtype=np.intp)
+            weights = g[np.asarray(rows, dtype=np.intp)]
         if not len(cols):
             return np.zeros((n_out, n_in))
         target = (np.arange(n_out, dtype=np.intp) * n_in)[None, :] + cols[:, None]
-        weights = g[np.asarray(rows, dtype=np.intp)]  # [hot entries, out], row-major
         return np.bincount(target.ravel(), weights.ravel(), n_out * n_in).reshape(n_out, n_in)
 
     # -- optimizer updates ---------------------------------------------------------------
     def adam_update(self, p, g, m, v, lr, betas, eps, step, weight_decay):
+        # the Python backend's arithmetic, element for element, with each intermediate
+        # updated in place: 7 fresh arrays per parameter instead of 13
         b1, b2 = betas
         c1, c2 = 1.0 - b1, 1.0 - b2
         if weight_decay:
             g = g + weight_decay * p
-        m = b1 * m + c1 * g
-        v = b2 * v + c2 * g * g
+        m = b1 * m
+        m += c1 * g
+        g2 = c2 * g
+        g2 *= g
+        v = b2 * v
+        v += g2
         step_size = lr / (1.0 - b1**step)
         root2 = math.sqrt(1.0 - b2**step)
-        p = p - step_size * m / (np.sqrt(v) / root2 + eps)
-        return p, m, v
+        denom = np.sqrt(v)
+        denom /= root2
+        denom += eps
+        update = step_size * m
+        update /= denom
+        return p - update, m, v
 
     def sgd_update(self, p, g, buf, lr, momentum, weight_decay):
         if weight_decay:
@@ -270,6 +285,7 @@ def _fold(a: np.ndarray, axis: int, ufunc) -> np.ndarray:
         shape = list(a.shape)
         shape[axis] = 1
         return np.zeros(shape)
-    moved = np.moveaxis(a, axis, 0)
-    acc = ufunc.accumulate(moved, axis=0)[-1] if n > 1 else moved[0] + 0.0
-    return np.expand_dims(acc, axis)
+    if n == 1:
+        return a + 0.0
+    last = (slice(None),) * axis + (slice(n - 1, n),)
+    return ufunc.accumulate(a, axis=axis)[last]

@@ -14,6 +14,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from itertools import chain
 from numbers import Real
+from operator import add
 from typing import Any
 
 from . import ops
@@ -541,6 +542,10 @@ def _reshape_hot(hot: list[list[int]], old: Shape, new: Shape) -> list[list[int]
     if width == 0 or new_width % width:
         return None
     group = new_width // width
+    if set(map(len, hot)) == {1}:  # straight from one_hot: one column per row
+        flat = [row[0] for row in hot]
+        offsets = range(0, new_width, width)
+        return [list(map(add, flat[r : r + group], offsets)) for r in range(0, len(flat), group)]
     return [
         [j * width + k for j, row in enumerate(hot[r : r + group]) for k in row]
         for r in range(0, len(hot), group)
@@ -561,6 +566,23 @@ def _int_grid(obj: Any) -> tuple[list[int], Shape]:
             raise TypeError(f"index {v} is not a whole number")
         out.append(int(v))
     return out, shape
+
+
+def _int_rows(obj: list) -> tuple[list[int], Shape] | None:
+    """A flat list of ints, or an equal-length list of such lists (a batch of windows), read
+    at C speed without a float round trip; ``None`` for anything else (left to the general
+    path, which also names what is wrong)."""
+    if not obj:
+        return None
+    kinds = set(map(type, obj))
+    if kinds == {int}:
+        return list(obj), (len(obj),)
+    if kinds != {list} or len(set(map(len, obj))) != 1:
+        return None
+    flat = list(chain.from_iterable(obj))
+    if flat and set(map(type, flat)) != {int}:
+        return None
+    return flat, (len(obj), len(obj[0]))
 
 
 def _index_of(key: Any, shape: Shape) -> tuple[list[int], Shape]:
@@ -642,20 +664,6 @@ def randn(
     return _wrap(B, B.from_flat(flat, dims), requires_grad)
 
 
-def _int_rows(obj: list) -> tuple[list[int], Shape] | None:
-    """A flat list of ints, or an equal-length list of such lists (a batch of windows), read
-    without a float round trip; ``None`` for anything else (the general path handles it)."""
-    if all(type(v) is int for v in obj):
-        return list(obj), (len(obj),)
-    width = len(obj[0]) if type(obj[0]) is list else -1
-    if not all(type(row) is list and len(row) == width for row in obj):
-        return None
-    flat = list(chain.from_iterable(obj))
-    if not all(type(v) is int for v in flat):
-        return None
-    return flat, (len(obj), width)
-
-
 def rand(
     *shape: int, seed: int | None = None, requires_grad: bool = False, backend: Any = None
 ) -> Tensor:
@@ -674,9 +682,9 @@ def one_hot(indices: Any, num_classes: int, backend: Any = None) -> Tensor:
     whole trailing rows (``[B, 8, 30] → [B, 240]``), so :func:`tang.nn.functional.linear`
     multiplies it by a weight as a row gather, with a scatter-add for the gradient."""
     flat, shape = _int_grid(indices)
-    for pos, v in enumerate(flat):
-        if not 0 <= v < num_classes:
-            raise ValueError(f"one_hot: index {v} at flat position {pos} not in [0, {num_classes})")
+    if flat and not (min(flat) >= 0 and max(flat) < num_classes):
+        pos, v = next((p, v) for p, v in enumerate(flat) if not 0 <= v < num_classes)
+        raise ValueError(f"one_hot: index {v} at flat position {pos} not in [0, {num_classes})")
     B = get_backend(backend)
     out = _wrap(B, B.reshape(B.one_hot(flat, num_classes), (*shape, num_classes)))
     out._hot = [[v] for v in flat]

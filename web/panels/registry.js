@@ -9,6 +9,7 @@ export default [
   "arm.js",
   "orbit.js",
   "poet.js",
+  "transformer.js",
   "how-dual.js",
   "how-lower.js",
   "how-views.js",

@@ -1,0 +1,77 @@
+// The "A transformer" card's DOM (./transformer.js is its controller): Run/Stop, progress,
+// the figures the worker measured (demos/transformer.py), the bars comparing the two
+// attentions, and the desktop command.
+import { readouts } from "../lib/card.js";
+import { commandLine } from "../lib/command.js";
+import { h } from "../lib/dom.js";
+import { fmt, fmtErr } from "../lib/format.js";
+
+const bytes = (b) => (b >= 1 << 20 ? `${fmt(b / 2 ** 20, 3)} MiB` : `${fmt(b / 1024, 3)} KiB`);
+
+/** Time and bytes written as bars, each group scaled to its larger value. */
+function drawBars(box, out) {
+  box.replaceChildren();
+  const groups = [
+    ["Time per call (median)", (f) => f.ms, (v) => `${fmt(v, 4)} ms`],
+    ["Bytes written per call", (f) => f.bytes_written, (v) => bytes(v)],
+  ];
+  for (const [title, pick, label] of groups) {
+    const most = Math.max(pick(out.naive), pick(out.derived));
+    box.append(h("div", { className: "bar-group" }, title));
+    for (const [name, key] of [["as written", "naive"], ["derived", "derived"]]) {
+      const bar = h("div", { className: `bar ${key}` });
+      bar.style.width = `${(100 * pick(out[key])) / most}%`;
+      box.append(h("span", {}, name), h("div", { className: "bar-track" }, bar),
+        h("span", { className: "bar-value" }, label(pick(out[key]))));
+    }
+  }
+}
+
+/** Build the card in `el`; returns {runBtn, stopBtn, progress, say(text, isError), show(answer)}. */
+export function transformerView(el, command) {
+  const { list, show } = readouts([
+    ["Device", "device"], ["Size", "size"], ["Attention as written", "naive"],
+    ["Derived (online softmax)", "derived"], ["Speed-up", "ratio"], ["Bytes written", "bytes"],
+    ["Op-specific lines in the passes", "oplines"], ["CPU check", "check"],
+  ]);
+  const runBtn = h("button", { type: "button", className: "transformer-run", disabled: true }, "Run");
+  const stopBtn = h("button", { type: "button", className: "transformer-stop", disabled: true },
+    "Stop");
+  const progress = h("progress", { className: "transformer-progress", max: 1, value: 0,
+    "aria-label": "Progress of the measurement" });
+  const message = h("p", { className: "transformer-message", role: "status" }, "");
+  const note = h("p", { className: "transformer-note" }, "");
+  const bars = h("div", { className: "transformer-bars", role: "img",
+    "aria-label": "Time and bytes written per call: attention as written against derived" });
+  el.append(
+    h("p", { className: "demo-what" }, "tang writes attention once, as comprehensions; its " +
+      "generic passes (fuse, then stabilize_softmax) derive the online-softmax kernel, whose " +
+      "score matrix never reaches memory. Run times both on this browser's WebGPU."),
+    h("div", { className: "run-progress" }, runBtn, stopBtn, progress, message),
+    bars, list, note, commandLine(command),
+  );
+  return {
+    runBtn, stopBtn, progress,
+    say(text, isError = false) {
+      message.textContent = text;
+      message.classList.toggle("error", isError);
+    },
+    /** The figures of a finished run (transformer.step's last answer). */
+    show(out) {
+      const ck = out.check;
+      show("device", `${out.on_gpu ? "GPU" : "CPU"}: ${out.device.name}`);
+      show("size", `n = ${out.n.toLocaleString("en")}, d = ${out.d} (causal, f32)`);
+      show("naive", `${fmt(out.naive.ms, 4)} ms · ${out.naive.kernels} kernels`);
+      show("derived", `${fmt(out.derived.ms, 4)} ms · ${out.derived.kernels} kernel`);
+      show("ratio", `${fmt(out.ratio, 3)}× (median of ${out.naive.ms_each.length} calls each)`);
+      show("bytes", `${bytes(out.naive.bytes_written)} (${fmt(out.naive_bytes_per_n2, 3)}·4n², ` +
+        `O(n²)) vs ${bytes(out.derived.bytes_written)} (4·n·d, O(n·d))`);
+      show("oplines", `${out.op_specific_lines} (scanned ${out.pass_files.join(", ")})`);
+      show("check", `${ck.passed ? "passed" : "FAILED"}: ${ck.rows.length} rows in float64, ` +
+        `error ${fmtErr(ck.derived_error)} (derived), ${fmtErr(ck.naive_error)} (naive); ` +
+        `${ck.rule}`);
+      note.textContent = out.notes.join(" · ");
+      drawBars(bars, out);
+    },
+  };
+}
