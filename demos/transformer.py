@@ -373,11 +373,11 @@ async def step() -> dict[str, Any]:
     race = state.get("race")
     if race is None:
         raise RuntimeError("no run in progress: call transformer.start first")
-    tasks = state["tasks"]
+    tasks, total, rows = state["tasks"], state["total"], state["rows"]  # a Stop may reset state
     if tasks:
         stage = await _chunk(race, tasks.pop(0))
-        return {"done": False, "stage": stage, "fraction": 1 - len(tasks) / state["total"]}
-    return _summary(race, state["rows"])
+        return {"done": False, "stage": stage, "fraction": 1 - len(tasks) / total}
+    return _summary(race, rows)
 
 
 @handler("transformer.stop")

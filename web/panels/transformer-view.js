@@ -32,7 +32,7 @@ export function transformerView(el, command) {
   const { list, show } = readouts([
     ["Device", "device"], ["Size", "size"], ["Attention as written", "naive"],
     ["Derived (online softmax)", "derived"], ["Speed-up", "ratio"], ["Bytes written", "bytes"],
-    ["Op-specific lines in the passes", "oplines"], ["CPU check", "check"],
+    ["Op-specific code in the passes", "oplines"], ["CPU check", "check"],
   ]);
   const runBtn = h("button", { type: "button", className: "transformer-run", disabled: true }, "Run");
   const stopBtn = h("button", { type: "button", className: "transformer-stop", disabled: true },
@@ -66,10 +66,13 @@ export function transformerView(el, command) {
       show("ratio", `${fmt(out.ratio, 3)}× (median of ${out.naive.ms_each.length} calls each)`);
       show("bytes", `${bytes(out.naive.bytes_written)} (${fmt(out.naive_bytes_per_n2, 3)}·4n², ` +
         `O(n²)) vs ${bytes(out.derived.bytes_written)} (4·n·d, O(n·d))`);
-      show("oplines", `${out.op_specific_lines} (scanned ${out.pass_files.join(", ")})`);
-      show("check", `${ck.passed ? "passed" : "FAILED"}: ${ck.rows.length} rows in float64, ` +
-        `error ${fmtErr(ck.derived_error)} (derived), ${fmtErr(ck.naive_error)} (naive); ` +
-        `${ck.rule}`);
+      show("oplines", `${out.op_specific_lines} lines (${out.pass_files.length} pass modules ` +
+        "scanned for op names)");
+      const worst = Math.max(ck.derived_error, ck.naive_error, ck.derived_vs_naive);
+      const allowed = `${ck.tolerance.toExponential(0)} × ${fmt(ck.scale, 3)}`;
+      show("check", `${ck.passed ? "passed" : "FAILED"}: ${ck.rows.length} rows against ` +
+        `pure-Python float64, worst error ${fmtErr(worst)} (allowed ${allowed})`);
+      list.querySelector("[data-readout='check']").title = ck.rule;
       note.textContent = out.notes.join(" · ");
       drawBars(bars, out);
     },
