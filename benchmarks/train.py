@@ -186,9 +186,6 @@ def main() -> int:
         contenders["tang numpy"] = lambda: train_tang("numpy", args.epochs)
     else:
         print("numpy is not installed: no numpy path")
-    device, no_device = compiled_device()
-    if device is not None:
-        contenders["tang compiled (wgpu)"] = lambda: train_compiled(device, args.epochs)
     try:
         import torch
 
@@ -197,6 +194,13 @@ def main() -> int:
         torch_note = f"torch {torch.__version__}, {torch.get_num_threads()} threads"
     except ImportError:
         torch_note = "PyTorch is not installed (pip install torch): no peer measured"
+    # open wgpu after torch has loaded what it loads lazily (its optimizers pull in more
+    # modules): loading them once lavapipe's LLVM is in the process crashes it
+    if "PyTorch CPU" in contenders:
+        train_torch(0)
+    device, no_device = compiled_device()
+    if device is not None:
+        contenders["tang compiled (wgpu)"] = lambda: train_compiled(device, args.epochs)
     print(f"Quantum Poet: 21,534 parameters, {len(poet.windows())} windows, batch 32, Adam; "
           f"{args.epochs} epochs x {args.repeat} runs, {os.cpu_count()} CPU cores; "
           f"{torch_note}")  # fmt: skip
@@ -220,7 +224,7 @@ def main() -> int:
     if "tang compiled (wgpu)" in best:
         gpu_s = best["tang compiled (wgpu)"]
         print(f"compiled on {device.name}: {gpu_s:.3f} s per epoch (f32; graph and kernels "
-              f"built in {min(COMPILE_SECONDS):.1f} s, first build {COMPILE_SECONDS[0]:.1f} s); "
+              f"built in {min(COMPILE_SECONDS):.2f} s, first build {COMPILE_SECONDS[0]:.2f} s); "
               f"vs eager pure Python {py / gpu_s:.2f}x"
               + (f", vs eager numpy {best['tang numpy'] / gpu_s:.2f}x" if "tang numpy" in best
                  else ""))  # fmt: skip

@@ -84,14 +84,14 @@ def close_f32(got, want) -> bool:
     return bool(np.all(np.abs(got - want) <= 1e-4 * np.abs(want) + 1e-5 * scale))
 
 
+@pytest.mark.parametrize("fused", [False, True], ids=["as-derived", "fused"])
 @pytest.mark.parametrize("loss", [nn.cross_entropy, nn.mse], ids=["cross_entropy", "mse"])
-def test_compiled_step_equals_the_eager_step_in_float64(loss) -> None:
+def test_compiled_step_equals_the_eager_step_in_float64(loss, fused) -> None:
     data = batches(loss)
     eager, _, eager_losses = eager_run(loss, data, weight_decay=0.01)
     model = mlp()
-    trainer = nn.compile_training(
-        model, nn.Adam(model.parameters(), lr=0.05, weight_decay=0.01), loss, device="reference"
-    )
+    opt = nn.Adam(model.parameters(), lr=0.05, weight_decay=0.01)
+    trainer = nn.compile_training(model, opt, loss, device="reference", fused=fused)
     got = [trainer.step(b) for b in data]
     assert got == pytest.approx(eager_losses, rel=1e-12, abs=1e-12)
     state = trainer.state_dict()
@@ -121,15 +121,15 @@ def test_sync_hands_parameters_and_adam_state_back_for_an_exact_eager_resume() -
         np.testing.assert_allclose(model.state_dict()[name].numpy(), want.numpy(), rtol=1e-10)
 
 
+@pytest.mark.parametrize("fused", [False, True], ids=["as-derived", "fused"])
 @pytest.mark.parametrize("kind", ["cpu", "native"])
-def test_compiled_step_on_a_device_equals_the_eager_step_in_f32(kind, request) -> None:
+def test_compiled_step_on_a_device_equals_the_eager_step_in_f32(kind, fused, request) -> None:
     device = gpu.CPUDevice() if kind == "cpu" else request.getfixturevalue("native")
     data = batches(nn.cross_entropy)
     eager, opt, eager_losses = eager_run(nn.cross_entropy, data)
     model = mlp()
-    trainer = nn.compile_training(
-        model, nn.Adam(model.parameters(), lr=0.05), nn.cross_entropy, device=device
-    )
+    adam = nn.Adam(model.parameters(), lr=0.05)
+    trainer = nn.compile_training(model, adam, nn.cross_entropy, device=device, fused=fused)
     got = [trainer.step(b) for b in data]
     assert close_f32(got, eager_losses), (got, eager_losses)
     state = trainer.state_dict()
@@ -138,6 +138,54 @@ def test_compiled_step_on_a_device_equals_the_eager_step_in_f32(kind, request) -
     for i, (name, _) in enumerate(model.named_parameters()):
         key = "m_" + name.replace(".", "_")
         assert close_f32(trainer.read(key), opt.state[i]["exp_avg"].reshape(-1)), key
+
+
+def small_loader() -> nn.DataLoader:
+    rng = random.Random(9)
+    data = [([rng.uniform(-2, 2) for _ in range(6)], rng.randrange(3)) for _ in range(10)]
+    return nn.DataLoader(data, batch_size=4, seed=2, backend="numpy")  # batches 4, 4, 2
+
+
+def test_chunks_resume_exactly_and_fit_matches_the_eager_trainer() -> None:
+    eager = mlp()
+    want = nn.Trainer(eager, nn.Adam(eager.parameters(), lr=0.05), nn.cross_entropy)
+    want_losses = want.epochs(3).fit(small_loader())
+    model = mlp()
+    trainer = nn.compile_training(
+        model, nn.Adam(model.parameters(), lr=0.05), nn.cross_entropy, "reference"
+    )
+    loader = small_loader()
+    got = []
+    for chunk in (2, 2, 2, 2, 1):  # 3 epochs of 3 batches; chunks cross the epochs' ends
+        got += trainer.run(loader, chunk)
+    assert trainer.losses == got
+    assert got == pytest.approx(want_losses, rel=1e-12)
+    for name, value in eager.state_dict().items():
+        np.testing.assert_allclose(trainer.state_dict()[name], value.numpy(), rtol=1e-10)
+
+
+def test_the_awaitable_spelling_runs_the_same_kernels(native) -> None:
+    """What the page's worker calls (WebGPU reads and compiles are awaited there)."""
+    import asyncio
+
+    runs = []
+    for spelling in ("sync", "async"):
+        model = mlp()
+        trainer = nn.compile_training(
+            model, nn.Adam(model.parameters(), lr=0.05), nn.cross_entropy, native
+        )
+        if spelling == "sync":
+            losses = trainer.fit(small_loader(), 2)
+            trainer.sync()
+        else:
+            losses = asyncio.run(trainer.fit_async(small_loader(), 2))
+            assert asyncio.run(trainer.state_dict_async()) == trainer.state_dict()
+            asyncio.run(trainer.sync_async())
+        runs.append((losses, {k: v.numpy() for k, v in model.state_dict().items()}))
+    (sync_losses, sync_state), (async_losses, async_state) = runs
+    assert async_losses == sync_losses
+    for name in sync_state:
+        np.testing.assert_array_equal(async_state[name], sync_state[name])
 
 
 def test_only_the_batch_travels_per_step(native) -> None:
@@ -189,7 +237,8 @@ def test_the_graph_is_forward_derived_backward_and_adam() -> None:
     text = str(graph)
     assert graph.outputs[0] == "loss"
     params = [n.replace(".", "_") for n, _ in model.named_parameters()]
-    assert set(graph.outputs[1:]) == {f"next_{k}_{p}" for p in params for k in "pmv"}
+    state = {f"next_{k}_{p}" for p in params for k in "pmv"}
+    assert set(graph.outputs[1:]) == state | {"next_loss_total"}
     for p in params:
         assert f"d_p_{p}[" in text  # the derived gradient of each parameter
         assert f"m_{p}" in graph.inputs and f"v_{p}" in graph.inputs
@@ -218,32 +267,32 @@ def test_clear_errors() -> None:
         trainer.step((x, [0, 2.5]))
     with pytest.raises(ValueError, match="target 7 in row 0"):
         trainer.step((x, [7, 0]))
+    with pytest.raises(ValueError, match="unknown device 'gpu'; choose one of native"):
+        nn.compile_training(model, nn.Adam(model.parameters()), nn.cross_entropy, "gpu")
+    with pytest.raises(ValueError, match="batch_size must be a positive"):
+        nn.compile_training(model, nn.Adam(model.parameters()), nn.cross_entropy, batch_size=0)
     other = nn.Sequential(nn.Linear(3, 2, seed=0))
     with pytest.raises(ValueError, match="not the model's"):
         nn.compile_training(model, nn.Adam(other.parameters()), nn.cross_entropy)
 
 
-def poet_losses_match(epochs: int, native) -> None:
+def test_poet_five_epochs_compiled_on_lavapipe_give_the_eager_losses(native) -> None:
+    """The issue's check, f32 against the eager float64 path (numpy backend; the pure-Python
+    backend gives the same losses, tests/test_nn_train.py). About 10 s cold on lavapipe."""
     from demos import quantum_poet as poet
 
+    epochs = 5
     eager, _ = poet.build_and_train(epochs, "numpy")
-    fresh, loader2 = poet.build_and_train(0, "numpy")
+    fresh, loader = poet.build_and_train(0, "numpy")
     trainer = nn.compile_training(fresh.model, fresh.optimizer, nn.cross_entropy, device=native)
-    got = trainer.fit(loader2, epochs)
+    seen: list[tuple[int, float]] = []
+    got = trainer.fit(loader, epochs, on_epoch=lambda e, loss: seen.append((e, loss)))
+    assert seen == list(enumerate(got))
     want = eager.losses
     assert len(got) == len(want) == epochs
     rel = [abs(a - b) / abs(b) for a, b in zip(got, want)]
     assert max(rel) <= 1e-4, (got, want, rel)
     assert got[-1] < got[0]  # it learns
-
-
-def test_poet_two_epochs_compiled_on_lavapipe_give_the_eager_losses(native) -> None:
-    poet_losses_match(2, native)
-
-
-@pytest.mark.slow
-def test_poet_five_epochs_compiled_on_lavapipe_give_the_eager_losses(native) -> None:
-    poet_losses_match(5, native)
 
 
 def test_poet_command_line_trains_on_the_gpu_like_the_eager_path(native, capsys) -> None:

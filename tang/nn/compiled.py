@@ -8,15 +8,26 @@ comprehensions over the gradients. The result is one graph, compiled once with
 ``tang.tensor.compile``. Its outputs ``next_*`` are the parameters and Adam moments after
 the step. Between steps their device buffers swap with the inputs ``p_*``, ``m_*`` and
 ``v_*``, so the model and the optimizer state stay on the device. Each step uploads only
-the batch and two Adam scalars, and reads back one number, the loss::
+the batch (with its row count) and two Adam scalars. ``step`` reads back one number, the
+loss. ``fit`` and ``run`` read back nothing until an epoch ends: the loss is summed on the
+device (``next_loss_total``)::
 
     trainer = nn.compile_training(model, nn.Adam(model.parameters(), lr=5e-3), nn.cross_entropy)
     losses = trainer.fit(loader, epochs=5)      # per-epoch mean losses, like nn.Trainer.fit
     model.load_state_dict(trainer.state_dict()) # the trained weights back in the eager model
 
+``run(loader, max_steps)`` trains in chunks that resume exactly. ``build_async``,
+``step_async``, ``run_async``, ``fit_async``, ``state_dict_async`` and ``sync_async`` are
+the awaitable spellings: in the page, WebGPU compiles and reads asynchronously.
+
 The batch size is fixed when the graph is built (from the first batch, or ``batch_size``).
 A shorter batch (an epoch's last) is padded with zero rows of sample weight 0. The loss is
 the sample-weighted sum, so the padding changes neither the loss nor the gradients.
+
+A one-hot input (the Poet's) is uploaded as the one-hot matrix. Reads in the IR go through
+affine views, so a gather by uploaded indices would still be a 240-wide compare-and-sum per
+output. It would only save the upload: 0.55 ms of an 11 ms step on lavapipe (7,680 floats
+against 256).
 
 This lives in tang.nn, not tang.tensor: it maps tang.nn's modules, losses and optimizer, and
 tang.tensor stays free of any model library. tang.tensor is imported only when a graph is
@@ -39,6 +50,7 @@ if TYPE_CHECKING:
     from ..tensor import Tensor, TensorGraph
 
 REFERENCE = "reference"  # device name: the f64 reference evaluator, state kept on the host
+DEVICES = ("native", "browser", "cpu", REFERENCE)  # the names a device may be given by
 
 
 # ── the op definitions: tang.nn modules and losses as comprehensions ──────────────────────
@@ -144,9 +156,6 @@ def loss_graph(
     x = tensor.input("x", x_shape)
     y = tensor.input("y", y_shape)
     weight = tensor.input("weight", x_shape[:1])
-    # every parameter is an input, used or not, so each gets a gradient
-    for n, p in model.named_parameters():
-        tensor.input(graph_name(n), p.shape)
     return tensor.graph(loss=definition(forward(model, x, names), y, weight))
 
 
@@ -230,11 +239,15 @@ def training_graph(
     x_shape: tuple[int, ...],
     y_shape: tuple[int, ...],
     *,
-    fused: bool = True,
+    fused: bool = False,
 ) -> TensorGraph:
     """Forward, derived backward and the Adam update as one graph: inputs ``x``, ``y``,
     ``weight``, ``rows``, ``d_loss`` (1), ``step_size``, ``root2`` and the state ``p_*``,
-    ``m_*``, ``v_*``, ``loss_total``; outputs ``loss`` and the next state ``next_*``."""
+    ``m_*``, ``v_*``, ``loss_total``; outputs ``loss`` and the next state ``next_*``.
+
+    ``fused`` runs ``tang.tensor.fuse`` (35 kernels for the Poet instead of 63). It is off by
+    default: fusion has no cost model yet and recomputes each ``tanh`` inside every
+    consumer's reduction: 0.75 s per Poet epoch on lavapipe against 0.58 s as derived."""
     from .. import tensor
 
     if not isinstance(optimizer, Adam):
@@ -253,11 +266,9 @@ def training_graph(
 class _DeviceState:
     """The graph compiled on a tang.gpu device; the state lives in its buffers."""
 
-    def __init__(self, graph: TensorGraph, device: Any, state: Mapping[str, Any]) -> None:
-        from .. import tensor
-
-        self.compiled = tensor.compile(graph, device)
-        self.device = self.compiled.device
+    def __init__(self, compiled: Any, state: Mapping[str, Any]) -> None:
+        graph = compiled.graph
+        self.compiled, self.device = compiled, compiled.device
         blank = {k: [0.0] * math.prod(shape) for k, shape in graph.inputs.items()}
         self.compiled.write({**blank, **state, "d_loss": [1.0]})
 
@@ -271,6 +282,11 @@ class _DeviceState:
     def read(self, name: str) -> list[float]:
         size = math.prod(self.compiled.graph.shape(name))
         return self.device.read(self.compiled.buffers[name]).tolist()[: max(1, size)]
+
+    async def read_async(self, name: str) -> list[float]:
+        size = math.prod(self.compiled.graph.shape(name))
+        raw = await self.device.read_async(self.compiled.buffers[name])
+        return raw.tolist()[: max(1, size)]
 
     def set(self, name: str, values: list[float]) -> None:
         self.compiled.write({name: values})
@@ -296,6 +312,9 @@ class _ReferenceState:
 
     def read(self, name: str) -> list[float]:
         return list(self.state[name])
+
+    async def read_async(self, name: str) -> list[float]:
+        return self.read(name)
 
     def set(self, name: str, values: list[float]) -> None:
         self.state[name] = list(values)
@@ -346,7 +365,7 @@ class CompiledTrainer:
         device: Any = None,
         *,
         batch_size: int | None = None,
-        fused: bool = True,
+        fused: bool = False,
     ) -> None:
         if not isinstance(optimizer, Adam):
             raise TypeError(
@@ -359,6 +378,10 @@ class CompiledTrainer:
             if not {id(p) for p in optimizer.params} <= owned:
                 raise ValueError("the optimizer holds parameters that are not the model's")
             raise ValueError("the optimizer must hold all of the model's parameters, in order")
+        if isinstance(device, str) and device not in DEVICES:
+            raise ValueError(f"unknown device {device!r}; choose one of {', '.join(DEVICES)}")
+        if batch_size is not None and (not isinstance(batch_size, int) or batch_size < 1):
+            raise ValueError(f"batch_size must be a positive whole number, not {batch_size!r}")
         self.model, self.optimizer, self.loss = model, optimizer, loss
         self.device_choice = device
         self.batch_size = batch_size
@@ -372,6 +395,8 @@ class CompiledTrainer:
         self._run: _DeviceState | _ReferenceState | None = None
         self.losses: list[float] = []
         self.classes = 0  # the model's output width, known once the graph is built
+        self.position = 0  # batches done in the current epoch (fit / run)
+        self._count = 0  # samples done in the current epoch
 
     # -- building --------------------------------------------------------------------------
     def _initial_state(self) -> dict[str, list[float]]:
@@ -385,20 +410,42 @@ class CompiledTrainer:
         state["loss_total"] = [0.0]
         return state
 
-    def _build(self, x_shape: tuple[int, ...], y_shape: tuple[int, ...]) -> None:
-        self.graph = training_graph(
-            self.model, self.optimizer, self.loss, x_shape, y_shape, fused=self.fused
-        )
+    def _graph_for(self, shapes: tuple[tuple[int, ...], tuple[int, ...]]) -> TensorGraph:
         from .. import tensor
 
-        x = tensor.input("x", x_shape)
+        x_shape, y_shape = shapes
+        graph = training_graph(
+            self.model, self.optimizer, self.loss, x_shape, y_shape, fused=self.fused
+        )
         names = {id(p): graph_name(n) for n, p in self.model.named_parameters()}
-        self.classes = forward(self.model, x, names).shape[-1]
-        state = self._initial_state()
+        self.classes = forward(self.model, tensor.input("x", x_shape), names).shape[-1]
+        return graph
+
+    def _build(self, shapes: tuple[tuple[int, ...], tuple[int, ...]]) -> None:
+        from .. import tensor
+
+        graph = self._graph_for(shapes)
         if self.device_choice == REFERENCE:
-            self._run = _ReferenceState(self.graph, state)
+            self._run = _ReferenceState(graph, self._initial_state())
         else:
-            self._run = _DeviceState(self.graph, self.device_choice, state)
+            compiled = tensor.compile(graph, self.device_choice)
+            self._run = _DeviceState(compiled, self._initial_state())
+        self.graph = graph
+
+    async def build_async(self, batch: Any) -> CompiledTrainer:
+        """``build``, awaitable: in the page, WebGPU compiles kernels asynchronously."""
+        from .. import tensor
+
+        if self._run is None:
+            graph = self._graph_for(self._shapes(batch))
+            if self.device_choice == REFERENCE:
+                self._run = _ReferenceState(graph, self._initial_state())
+            else:
+                compiled = await tensor.compile_async(graph, self.device_choice)
+                self._run = _DeviceState(compiled, self._initial_state())
+            self.graph = graph
+        self._inputs(batch)
+        return self
 
     @property
     def device(self) -> Any:
@@ -414,6 +461,20 @@ class CompiledTrainer:
     def step(self, batch: Any, read: bool = True) -> float | None:
         """One training step on ``batch`` = (inputs, targets): its mean loss, read back
         from the device, or None with ``read=False`` (the device is not waited for)."""
+        self._advance(batch)
+        assert self._run is not None
+        return self._run.read("loss")[0] if read else None
+
+    async def step_async(self, batch: Any) -> float:
+        """``step``, awaitable (the page reads WebGPU buffers asynchronously)."""
+        if self._run is None:
+            await self.build_async(batch)
+        self._advance(batch)
+        assert self._run is not None
+        return (await self._run.read_async("loss"))[0]
+
+    def _advance(self, batch: Any) -> None:
+        """Upload the batch and Adam's two scalars, and run the step's kernels."""
         inputs = self._inputs(batch)
         assert self._run is not None
         self.adam_steps += 1
@@ -421,27 +482,36 @@ class CompiledTrainer:
         inputs["step_size"] = [self.optimizer.lr / (1.0 - b1**self.adam_steps)]
         inputs["root2"] = [math.sqrt(1.0 - b2**self.adam_steps)]
         self._run.step(inputs, self.state_names)
-        return self._run.read("loss")[0] if read else None
 
-    def _inputs(self, batch: Any) -> dict[str, Any]:
-        """The batch as graph inputs (padded to the compiled size), compiling if needed."""
+    def _parse(self, batch: Any) -> tuple[Any, list[float], tuple[int, ...], int]:
+        """(inputs flat, targets flat, the inputs' shape, target values per row), checked."""
         if not isinstance(batch, (tuple, list)) or len(batch) != 2:
             raise TypeError("a batch is a pair (inputs, targets)")
         x, y = _batch_values(batch[0]), _flat(batch[1])
         x_rows = _rows(batch[0])
-        n = x_rows[0]
+        n = x_rows[0] if x_rows else 0
         width = len(x) // n if n else 0
         y_width = len(y) // n if n else 0
         if n == 0 or len(x) != n * width or len(y) != n * y_width:
             raise ValueError(f"a batch of {n} inputs and {len(y)} targets does not pair up")
         if self.loss is F.cross_entropy and y_width != 1:
             raise ValueError(f"cross_entropy targets are one class per row, got {len(y)}")
+        return x, y, x_rows, y_width
+
+    def _shapes(self, batch: Any) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """The graph's x and y shapes for batches like ``batch`` (fixing the batch size)."""
+        _, _, x_rows, y_width = self._parse(batch)
+        self.batch_size = self.batch_size or x_rows[0]
+        size = self.batch_size
+        y_shape = (size,) if y_width == 1 else (size, *_rows(batch[1])[1:])
+        return (size, *x_rows[1:]), y_shape
+
+    def _inputs(self, batch: Any) -> dict[str, Any]:
+        """The batch as graph inputs (padded to the compiled size), compiling if needed."""
+        x, y, x_rows, y_width = self._parse(batch)
+        n, width = x_rows[0], len(x) // x_rows[0]
         if self._run is None:
-            self.batch_size = self.batch_size or n
-            y_shape = (
-                (self.batch_size,) if y_width == 1 else (self.batch_size, *_rows(batch[1])[1:])
-            )
-            self._build((self.batch_size, *x_rows[1:]), y_shape)
+            self._build(self._shapes(batch))
         assert self.graph is not None and self._run is not None
         size = self.batch_size
         if n > size:
@@ -466,29 +536,87 @@ class CompiledTrainer:
             "rows": [float(n)],
         }
 
+    def run(
+        self,
+        loader: DataLoader,
+        max_steps: int,
+        on_epoch: Callable[[int, float], Any] | None = None,
+    ) -> list[float]:
+        """At most ``max_steps`` steps from where training stands (batch ``i`` of epoch
+        ``e`` is ``loader.batch(e, i)``, as for ``nn.Trainer``): a chunk of training. The
+        loss is summed on the device and read back once per epoch; returns the mean losses
+        of the epochs this chunk finished, and calls ``on_epoch(epoch, mean_loss)`` after
+        each."""
+        finished = []
+        for _ in range(max_steps):
+            if self._next(loader):
+                finished.append(self._close_epoch(self.read("loss_total")[0], on_epoch))
+        return finished
+
+    async def run_async(
+        self,
+        loader: DataLoader,
+        max_steps: int,
+        on_epoch: Callable[[int, float], Any] | None = None,
+    ) -> list[float]:
+        """``run``, awaitable (the page's worker, on WebGPU)."""
+        finished = []
+        for _ in range(max_steps):
+            if self._run is None:
+                await self.build_async(loader.batch(len(self.losses), self.position))
+            if self._next(loader):
+                assert self._run is not None
+                total = (await self._run.read_async("loss_total"))[0]
+                finished.append(self._close_epoch(total, on_epoch))
+        return finished
+
     def fit(
         self,
         loader: DataLoader,
         epochs: int = 1,
         on_epoch: Callable[[int, float], Any] | None = None,
     ) -> list[float]:
-        """``epochs`` more epochs over ``loader`` (batch ``i`` of epoch ``e`` is
-        ``loader.batch(e, i)``, as for ``nn.Trainer``); the per-epoch mean losses of every
-        epoch so far. The loss is summed on the device and read back once per epoch;
-        ``on_epoch(epoch, mean_loss)`` runs after each."""
-        for _ in range(epochs):
-            epoch = len(self.losses)
-            count = 0
-            if self._run is not None:
-                self._run.set("loss_total", [0.0])  # (a fresh build starts at 0)
-            for index in range(len(loader)):
-                batch = loader.batch(epoch, index)
-                self.step(batch, read=False)
-                count += _rows(batch[0])[0]
-            self.losses.append(self.read("loss_total")[0] / count)
-            if on_epoch is not None:
-                on_epoch(epoch, self.losses[-1])
+        """``epochs`` more epochs (finishing the current one first); the per-epoch mean
+        losses of every epoch so far."""
+        if epochs < 0:
+            raise ValueError(f"epochs must be ≥ 0, not {epochs}")
+        target = len(self.losses) + epochs
+        while len(self.losses) < target:
+            self.run(loader, len(loader) - self.position, on_epoch)
         return list(self.losses)
+
+    async def fit_async(
+        self,
+        loader: DataLoader,
+        epochs: int = 1,
+        on_epoch: Callable[[int, float], Any] | None = None,
+    ) -> list[float]:
+        """``fit``, awaitable."""
+        if epochs < 0:
+            raise ValueError(f"epochs must be ≥ 0, not {epochs}")
+        target = len(self.losses) + epochs
+        while len(self.losses) < target:
+            await self.run_async(loader, len(loader) - self.position, on_epoch)
+        return list(self.losses)
+
+    def _next(self, loader: DataLoader) -> bool:
+        """One step at the current position, the loss left on the device; True when it
+        ends an epoch."""
+        if self.position == 0 and self._run is not None:
+            self._run.set("loss_total", [0.0])  # (a fresh build starts at 0)
+        batch = loader.batch(len(self.losses), self.position)
+        self.step(batch, read=False)
+        self._count += _rows(batch[0])[0]
+        self.position += 1
+        return self.position == len(loader)
+
+    def _close_epoch(self, total: float, on_epoch: Callable[[int, float], Any] | None) -> float:
+        loss = total / self._count
+        self.losses.append(loss)
+        self.position, self._count = 0, 0
+        if on_epoch is not None:
+            on_epoch(len(self.losses) - 1, loss)
+        return loss
 
     # -- state -----------------------------------------------------------------------------
     def read(self, name: str) -> list[float]:
@@ -497,27 +625,46 @@ class CompiledTrainer:
             return self._initial_state()[name]
         return self._run.read(name)
 
-    def state_dict(self) -> dict[str, list[float]]:
-        """The parameters by the model's names, nested lists (``model.load_state_dict``)."""
-        from ..tensor.evaluate import _nest
+    async def read_async(self, name: str) -> list[float]:
+        """``read``, awaitable (the page reads WebGPU buffers asynchronously)."""
+        if self._run is None:
+            return self._initial_state()[name]
+        return await self._run.read_async(name)
 
-        return {
-            n: _nest(self.read(graph_name(n)), p.shape) for n, p in self.model.named_parameters()
-        }
+    def state_dict(self) -> dict[str, Any]:
+        """The parameters by the model's names, nested lists (``model.load_state_dict``)."""
+        return self._params({n: self.read(n) for n in self.names})
+
+    async def state_dict_async(self) -> dict[str, Any]:
+        """``state_dict``, awaitable."""
+        return self._params({n: await self.read_async(n) for n in self.names})
 
     def sync(self) -> Module:
         """Copy the parameters into the eager model and the Adam moments and step count
         into its optimizer, so eager training can carry on from here."""
-        self.model.load_state_dict(self.state_dict())
+        return self._apply({n: self.read(n) for n in self.state_names})
+
+    async def sync_async(self) -> Module:
+        """``sync``, awaitable."""
+        return self._apply({n: await self.read_async(n) for n in self.state_names})
+
+    def _params(self, flat: Mapping[str, list[float]]) -> dict[str, Any]:
+        from ..tensor.evaluate import _nest
+
+        named = self.model.named_parameters()
+        return {n: _nest(flat[graph_name(n)], p.shape) for n, p in named}
+
+    def _apply(self, flat: Mapping[str, list[float]]) -> Module:
+        from ..tensor.evaluate import _nest
+
+        self.model.load_state_dict(self._params(flat))
         if self.adam_steps:
             state = self.optimizer.state_dict()
             for i, (name, p) in enumerate(zip(self.names, self.optimizer.params)):
-                from ..tensor.evaluate import _nest
-
                 state["state"][i] = {
                     "step": self.adam_steps,
-                    "exp_avg": _nest(self.read("m_" + name[2:]), p.shape),
-                    "exp_avg_sq": _nest(self.read("v_" + name[2:]), p.shape),
+                    "exp_avg": _nest(flat["m_" + name[2:]], p.shape),
+                    "exp_avg_sq": _nest(flat["v_" + name[2:]], p.shape),
                 }
             self.optimizer.load_state_dict(state)
         return self.model
