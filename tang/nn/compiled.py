@@ -397,6 +397,7 @@ class CompiledTrainer:
         self.classes = 0  # the model's output width, known once the graph is built
         self.position = 0  # batches done in the current epoch (fit / run)
         self._count = 0  # samples done in the current epoch
+        self._start_total = 0.0  # the current epoch's summed loss so far (load_progress)
 
     # -- building --------------------------------------------------------------------------
     def _initial_state(self) -> dict[str, list[float]]:
@@ -407,7 +408,7 @@ class CompiledTrainer:
             m, v = s.get("exp_avg"), s.get("exp_avg_sq")
             state["m_" + name[2:]] = zero if m is None else p.backend.to_flat(m)
             state["v_" + name[2:]] = zero if v is None else p.backend.to_flat(v)
-        state["loss_total"] = [0.0]
+        state["loss_total"] = [self._start_total]
         return state
 
     def _graph_for(self, shapes: tuple[tuple[int, ...], tuple[int, ...]]) -> TensorGraph:
@@ -617,6 +618,33 @@ class CompiledTrainer:
         if on_epoch is not None:
             on_epoch(len(self.losses) - 1, loss)
         return loss
+
+    # -- progress: carrying a run over from nn.Trainer and back -----------------------------
+    def load_progress(self, progress: Mapping[str, Any]) -> CompiledTrainer:
+        """Continue a run an ``nn.Trainer`` began mid-way: ``progress`` holds its
+        ``state_dict()``'s ``losses``, ``position``, ``loss_sum`` and ``loss_count`` (the
+        parameters and Adam state are read from the model and optimizer at build)."""
+        losses = [float(v) for v in progress["losses"]]
+        position, count = int(progress["position"]), int(progress["loss_count"])
+        total = float(progress["loss_sum"]) if position else 0.0
+        self.losses, self.position, self._count = losses, position, count
+        self._start_total = total
+        if self._run is not None:
+            self._run.set("loss_total", [total])
+        return self
+
+    async def progress_async(self) -> dict[str, Any]:
+        """Where the run stands, in ``nn.Trainer.state_dict()``'s keys (``epoch``,
+        ``position``, ``losses``, ``loss_sum``, ``loss_count``): the epoch's summed loss is
+        read back from the device only mid-epoch."""
+        total = (await self.read_async("loss_total"))[0] if self.position else 0.0
+        return {
+            "epoch": len(self.losses),
+            "position": self.position,
+            "losses": list(self.losses),
+            "loss_sum": total,
+            "loss_count": self._count,
+        }
 
     # -- state -----------------------------------------------------------------------------
     def read(self, name: str) -> list[float]:

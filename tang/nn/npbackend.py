@@ -248,26 +248,28 @@ class NumpyBackend:
 
     # -- optimizer updates ---------------------------------------------------------------
     def adam_update(self, p, g, m, v, lr, betas, eps, step, weight_decay):
-        # the Python backend's arithmetic, element for element, with each intermediate
-        # updated in place: 7 fresh arrays per parameter instead of 13
+        """The Python backend's arithmetic, element for element (so the same bits), with
+        ``m`` and ``v`` updated in place (the optimizer owns them and hands out copies) and
+        one scratch array: three fresh arrays per parameter instead of thirteen."""
         b1, b2 = betas
         c1, c2 = 1.0 - b1, 1.0 - b2
         if weight_decay:
             g = g + weight_decay * p
-        m = b1 * m
-        m += c1 * g
-        g2 = c2 * g
-        g2 *= g
-        v = b2 * v
-        v += g2
+        scratch = np.multiply(g, c1)
+        m *= b1
+        m += scratch  # b1·m + c1·g
+        np.multiply(g, c2, out=scratch)
+        scratch *= g
+        v *= b2
+        v += scratch  # b2·v + c2·g·g
         step_size = lr / (1.0 - b1**step)
         root2 = math.sqrt(1.0 - b2**step)
         denom = np.sqrt(v)
         denom /= root2
         denom += eps
-        update = step_size * m
-        update /= denom
-        return p - update, m, v
+        np.multiply(m, step_size, out=scratch)
+        scratch /= denom
+        return p - scratch, m, v
 
     def sgd_update(self, p, g, buf, lr, momentum, weight_decay):
         if weight_decay:

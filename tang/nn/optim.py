@@ -164,9 +164,8 @@ class Adam(Optimizer):
             if p.grad is None:
                 continue
             B = p.backend
-            if not s:
-                zero = B.full(p.shape, 0.0)
-                s.update(step=0, exp_avg=zero, exp_avg_sq=zero)
+            if not s:  # two arrays: a backend may update them in place
+                s.update(step=0, exp_avg=B.full(p.shape, 0.0), exp_avg_sq=B.full(p.shape, 0.0))
             s["step"] += 1
             p.data, s["exp_avg"], s["exp_avg_sq"] = B.adam_update(
                 p.data,
