@@ -100,8 +100,8 @@ def matmul(dev, size: int, repeat: int) -> None:
     _, t_np = timed(lambda: av @ bv, repeat)
     print(f"  numpy (BLAS)               {ms(t_np)}")
     want = av.astype(np.float64) @ bv.astype(np.float64)
-    for label, scheduled in (("generated, tiled", True), ("generated, per element", False)):
-        fn = T.compile(g, dev, scheduled=scheduled)
+    for label, workgroups in (("generated, tiled", True), ("generated, per element", False)):
+        fn = T.compile(g, dev, workgroups=workgroups)
         fn({"a": av, "b": bv})  # inputs resident; the calls below run and read back
         _, median = timed(lambda fn=fn: fn(), repeat)
         err = float(np.abs(fn()["c"] - want).max() / np.abs(want).max())
@@ -214,7 +214,7 @@ def numpy_block(p: dict, dy: np.ndarray, heads: int, kv_heads: int, dh: int, eps
     return y, grads
 
 
-def block(dev, repeat: int, t_len=128, dm=128, heads=4, kv_heads=2, dh=32, hidden=256) -> None:
+def block(dev, repeat: int, t_len=32, dm=32, heads=4, kv_heads=2, dh=8, hidden=64) -> None:
     g = block_graph(t_len, dm, heads, kv_heads, dh, hidden)
     wrt = list(g.inputs)
     both = T.stabilize_softmax(T.fuse(T.grad(g, "y", wrt)))
@@ -245,10 +245,24 @@ def block(dev, repeat: int, t_len=128, dm=128, heads=4, kv_heads=2, dh=32, hidde
         f"  tang.tensor, derived       {ms(median)}   {median / t_np:6.1f}x numpy's time"
         f"   first call {ms(first)}   {len(fn.steps)} kernels   agreement {worst:.1e}"
     )
-    plans = {}
+    plans: dict[str, int] = {}
     for s in fn.steps:
         plans[s.plan.kind] = plans.get(s.plan.kind, 0) + 1
     print(f"  kernels by plan: {plans}")
+    spent = []
+    for s in fn.steps:  # each kernel alone, waited for by reading its buffer
+        t = time.perf_counter()
+        dev.dispatch(s.kernel, [fn.buffers[b] for b in s.buffers], s.items)
+        dev.read(fn.buffers[s.name])
+        spent.append((time.perf_counter() - t, s.name, both[s.name].reduce))
+    spent.sort(reverse=True)
+    total = sum(t for t, _, _ in spent)
+    for t, name, reduce in spent[:3]:
+        steps = ", ".join(f"{n}:{e}" for n, e in reduce)
+        print(
+            f"  slowest: {name:8s} {ms(t)} ({100 * t / total:4.1f}% of the kernels;"
+            f" sum over {steps})"
+        )
 
 
 def main() -> int:

@@ -84,6 +84,7 @@ def test_sparsity(graph: tang.Graph) -> None:
         assert dependency_masks(graph) == [1]
 
 
+@pytest.mark.slow  # seconds of CPU: out of the fast lane, in the full suite
 def test_dropping_deep_graphs_and_duals_does_not_crash() -> None:
     # in a child process: a crash in the deallocator must fail this test, not kill pytest
     code = textwrap.dedent(

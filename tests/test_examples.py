@@ -15,17 +15,14 @@ import pytest
 
 from demos import api
 from demos.examples import EXAMPLES, Example, available
+from tests.command_marks import marks_for
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.mark.parametrize(
     "example",
-    [
-        # `tang run` opens the best device: wgpu-py where it has an adapter
-        pytest.param(e, marks=pytest.mark.toolchain) if e.argv[:2] == ("tang", "run") else e
-        for e in EXAMPLES
-    ],
+    [pytest.param(e, marks=marks_for(e.command)) for e in EXAMPLES],
     ids=lambda e: e.module + ":" + e.argv[1],
 )
 def test_example_command_runs(example: Example) -> None:

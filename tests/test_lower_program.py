@@ -263,6 +263,7 @@ def test_output_names_cannot_break_out_of_a_comment():
     assert "int main" not in low.source.replace(comment[0], "")
 
 
+@pytest.mark.slow  # seconds of CPU: out of the fast lane, in the full suite
 def test_a_200000_node_chain_schedules_prints_and_runs():
     """No recursion anywhere: not in the schedule, the printer, nor the printed code."""
     e = x

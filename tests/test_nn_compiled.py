@@ -122,7 +122,7 @@ def test_sync_hands_parameters_and_adam_state_back_for_an_exact_eager_resume() -
 
 
 @pytest.mark.parametrize("fused", [False, True], ids=["as-derived", "fused"])
-@pytest.mark.parametrize("kind", ["cpu", "native"])
+@pytest.mark.parametrize("kind", ["cpu", pytest.param("native", marks=pytest.mark.toolchain)])
 def test_compiled_step_on_a_device_equals_the_eager_step_in_f32(kind, fused, request) -> None:
     device = gpu.CPUDevice() if kind == "cpu" else request.getfixturevalue("native")
     data = batches(nn.cross_entropy)
@@ -164,6 +164,7 @@ def test_chunks_resume_exactly_and_fit_matches_the_eager_trainer() -> None:
         np.testing.assert_allclose(trainer.state_dict()[name], value.numpy(), rtol=1e-10)
 
 
+@pytest.mark.toolchain
 def test_the_awaitable_spelling_runs_the_same_kernels(native) -> None:
     """What the page's worker calls (WebGPU reads and compiles are awaited there)."""
     import asyncio
@@ -188,6 +189,7 @@ def test_the_awaitable_spelling_runs_the_same_kernels(native) -> None:
         np.testing.assert_array_equal(async_state[name], sync_state[name])
 
 
+@pytest.mark.toolchain
 def test_only_the_batch_travels_per_step(native) -> None:
     """The parameters and Adam moments stay in device buffers: after the first step no
     buffer is created, only the batch (with its row count) and the two Adam scalars are
@@ -276,6 +278,7 @@ def test_clear_errors() -> None:
         nn.compile_training(model, nn.Adam(other.parameters()), nn.cross_entropy)
 
 
+@pytest.mark.toolchain
 def test_poet_five_epochs_compiled_on_lavapipe_give_the_eager_losses(native) -> None:
     """The issue's check, f32 against the eager float64 path (numpy backend; the pure-Python
     backend gives the same losses, tests/test_nn_train.py). About 10 s cold on lavapipe."""
@@ -295,6 +298,7 @@ def test_poet_five_epochs_compiled_on_lavapipe_give_the_eager_losses(native) -> 
     assert got[-1] < got[0]  # it learns
 
 
+@pytest.mark.toolchain
 def test_poet_command_line_trains_on_the_gpu_like_the_eager_path(native, capsys) -> None:
     """``python -m demos.quantum_poet --device gpu`` gives the eager losses and, with the
     weights handed back, writes the same seeded text."""

@@ -27,6 +27,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.command_marks import marks_for
+
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.MULTILINE | re.DOTALL)
@@ -90,13 +92,7 @@ def command_sessions() -> list[list[str]]:
 
 @pytest.mark.parametrize(
     "session",
-    [
-        # `tang run` opens the best device: wgpu-py where it has an adapter
-        pytest.param(s, marks=pytest.mark.toolchain)
-        if any(c.startswith("python -m tang run ") for c in s)
-        else s
-        for s in command_sessions()
-    ],
+    [pytest.param(s, marks=[m for c in s for m in marks_for(c)]) for s in command_sessions()],
     ids=lambda s: s[0][:50],
 )
 def test_python_m_commands(session: list[str], tmp_path: Path) -> None:
@@ -157,6 +153,7 @@ def test_relative_links_reach_a_file_and_heading() -> None:
 # the commands this file cannot run as written
 
 
+@pytest.mark.slow  # seconds of CPU: out of the fast lane, in the full suite
 def test_pip_install_gives_a_library_with_no_dependency(tmp_path: Path) -> None:
     """``pip install .`` of a copy of the sources, into a folder, with no index to fetch
     from: it only succeeds when nothing is required. The README's library snippet then runs

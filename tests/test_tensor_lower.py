@@ -13,7 +13,8 @@ import pytest
 from toolchains import _wgpu_device, available, compile_and_run, dispatch_size
 
 from tang import tensor as T
-from tang.tensor.lower import STATEMENTS, buffer_order, lower_graph, lower_wgsl
+from tang.tensor.kernels import lower_wgsl
+from tang.tensor.lower import STATEMENTS, buffer_order, lower_graph
 
 
 def attention_graph(causal: bool) -> T.TensorGraph:
@@ -156,7 +157,7 @@ def run_wgsl(graph: T.TensorGraph, vals: dict[str, np.ndarray]):
         compute = encoder.begin_compute_pass()
         compute.set_pipeline(pipeline)
         compute.set_bind_group(0, bind)
-        compute.dispatch_workgroups(*dispatch_size(kernel.size))
+        compute.dispatch_workgroups(*dispatch_size(kernel.items, kernel.info.workgroup_size[0]))
         compute.end()
     device.queue.submit([encoder.finish()])
     out = {}

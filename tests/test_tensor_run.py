@@ -25,7 +25,7 @@ import tang.gpu as gpu
 from tang import tensor as T
 from tang.tensor import TensorIRError
 from tang.tensor.kernels import lower_wgsl
-from tang.tensor.passes.schedule import plan
+from tang.tensor.passes.schedule import eliminate_pinned, loop_stop, plan
 
 
 @pytest.fixture(scope="module")
@@ -71,6 +71,8 @@ def test_forward_of_every_op_matches_numpy_on_the_device(request, kind: str, nam
     want = op_cases.CASES[name][1](vals)
     for g in (graph, T.fuse(graph)):
         close_in_f32(T.run(g, vals, dev)["y"], want, name)
+        if kind == "native":  # the tiled and combine-tree kernels too
+            close_in_f32(T.run(g, vals, dev, workgroups=True)["y"], want, name)
 
 
 @pytest.mark.parametrize("kind", DEVICES)
@@ -81,10 +83,11 @@ def test_backward_of_every_op_matches_numpy_on_the_device(request, kind: str, na
     back = T.fuse(T.grad(graph, "y", wrt))
     y = T.evaluate(graph, vals)["y"]
     cotangent = np.random.default_rng(7).normal(size=np.shape(y))
-    out = T.run(back, {**vals, "d_y": cotangent}, dev)
     expected = grad_cases.CASES[name][2](vals, cotangent)
-    for w in wrt:
-        close_in_f32(out[f"d_{w}"], expected[w], f"{name}: d_{w}")
+    for workgroups in (False, True) if kind == "native" else (False,):
+        out = T.run(back, {**vals, "d_y": cotangent}, dev, workgroups=workgroups)
+        for w in wrt:
+            close_in_f32(out[f"d_{w}"], expected[w], f"{name}: d_{w}")
 
 
 # ---- the schedule's plans, run ---------------------------------------------------------------
@@ -136,9 +139,51 @@ def test_tiled_and_tree_kernels_match_numpy_on_wgpu(native) -> None:
     }
     for name, (g, want) in graphs.items():
         vals = {k: rng.normal(size=s) for k, s in g.inputs.items()}
-        compiled = T.compile(g, native)
+        compiled = T.compile(g, native, workgroups=True)  # lavapipe would not choose them
         assert {s.plan.kind for s in compiled.steps} & {"tiled", "tree"}, name
         close_in_f32(compiled(vals)["y"], want(vals), name)
+
+
+def test_a_guard_that_pins_a_reduction_variable_removes_its_loop() -> None:
+    """The adjoint of a reshaped read is a sum guarded by an equation between index
+    variables; a reduction variable with coefficient ±1 in it has one value, not a loop."""
+    x, w = T.input("x", (3, 8)), T.input("w", (2, 4))
+    back = T.grad(T.graph(y=T.sum(T.rope(x.reshape(3, 2, 4)) * w)), "y", ["x", "w"])
+    pinned = T.TensorGraph(
+        back.inputs, [eliminate_pinned(c) for c in back.comprehensions], back.outputs
+    )
+    loops = {c.name: math.prod(e for _, e in c.reduce) for c in back.comprehensions}
+    fewer = {
+        c.name for c in pinned.comprehensions if math.prod(e for _, e in c.reduce) < loops[c.name]
+    }
+    assert {"d_t0", "d_x_1", "d_x_2"} <= fewer
+    assert "==" not in str(pinned["d_x_1"])  # the equation became the loop variable's value
+    rng = np.random.default_rng(4)
+    vals = {k: rng.normal(size=s) for k, s in back.inputs.items()}
+    want, got = T.evaluate(back, vals), T.evaluate(pinned, vals)
+    for o in back.outputs:
+        np.testing.assert_allclose(got[o], want[o], rtol=1e-12, atol=1e-12)
+
+
+def test_the_key_loop_stops_at_the_last_unmasked_key() -> None:
+    """A masked key's element is the online monoid's identity (−inf, 0, 0), so the loop
+    over keys stops at the causal bound; without a mask it runs over every key."""
+    _, causal = attention_pair(16, 4)
+    assert loop_stop(causal.comprehensions[0]) == ({"i3": 1}, 1)  # keys r0 < i3 + 1
+    q, k, v = (T.input(n, (1, 1, 16, 4)) for n in "qkv")
+    full = T.stabilize_softmax(T.fuse(T.graph(o=T.attention(q, k, v))))
+    assert loop_stop(full.comprehensions[0]) is None
+
+
+def test_short_innermost_loops_are_unrolled_in_wgsl_only() -> None:
+    """lavapipe stops an invocation after 65,535 loop iterations in all, so the WGSL table
+    unrolls innermost loops of up to 64 steps (the dot product, the accumulator lanes)."""
+    _, derived = attention_pair(32, 8)
+    (kernel,) = lower_wgsl(derived)
+    assert "for (var _1r0" not in kernel.source and kernel.source.count("let _1r0 = ") == 8
+    assert "for (var _0r0: i32 = 0; _0r0 < min(32, _0i3 + 1); _0r0++)" in kernel.source  # keys
+    c_source = T.lower.lower_graph(derived, "c")
+    assert "for (long _1r0 = 0; _1r0 < 8; ++_1r0)" in c_source  # C keeps its loops
 
 
 # ---- attention: derived vs naive, and the buffers created --------------------------------------

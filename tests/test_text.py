@@ -103,6 +103,7 @@ def test_refuses_a_text_that_sharing_would_blow_up() -> None:
     assert back(small) is small
 
 
+@pytest.mark.slow  # seconds of CPU: out of the fast lane, in the full suite
 def test_two_hundred_thousand_node_chain() -> None:
     """Printing is iterative: a 200,000-node chain prints without recursion."""
     node = A

@@ -32,7 +32,7 @@ from .lower import (
     emit_comprehension,
     lower_graph,
 )
-from .passes.schedule import Plan, plan
+from .passes.schedule import Plan, eliminate_pinned, plan
 from .view import row_major
 
 
@@ -119,7 +119,6 @@ def _tiled(w: _Writer, comp: Comprehension, p: Plan, idents: dict, shapes: dict)
     for s, v in zip(state, monoid.identity):
         w.emit(st.state.format(type=w.type, name=s, value=w.literal(v)))
     w.open(st.loop_step.format(var="_k0", extent=k_len, step=t))
-    w._unrolled.append(0)
     for name, lane in [*((n, "_lx") for n in p.rows), *((n, "_ly") for n in p.cols)]:
         read = comp.reads[name]
         assert isinstance(read, Load)
@@ -148,7 +147,7 @@ def _tiled(w: _Writer, comp: Comprehension, p: Plan, idents: dict, shapes: dict)
     _fold(w, monoid, range(monoid.arity), dict(zip(monoid.state, state)), element, state, x)
     w.end_loop()
     w.emit(st.barrier)
-    w.end_loop()
+    w.close(st.loop_end)
     w.open(st.when.format(cond=f"{x}raw_{p.a} < {extent[p.a]} && {x}raw_{p.b} < {extent[p.b]}"))
     value = state[0]
     if comp.epilogue is not None:
@@ -228,10 +227,13 @@ def wgsl_kernel(
     the_plan: Plan | None = None,
     *,
     entry: str = "run",
+    workgroups: bool = True,
 ) -> GpuKernel:
     """The WGSL kernel of one comprehension (``shapes``: every buffer's shape), following
-    ``the_plan`` (default: the schedule's, workgroup plans allowed)."""
-    p = plan(comp, workgroups=True) if the_plan is None else the_plan
+    ``the_plan`` (default: the schedule's; ``workgroups`` allows its tiled and tree plans)."""
+    if the_plan is None:
+        comp = eliminate_pinned(comp)
+    p = plan(comp, workgroups=workgroups) if the_plan is None else the_plan
     reads, idents, bindings = _bindings(comp)
     w = _Writer("wgsl", "f32")
     shared_decls: list[str] = []

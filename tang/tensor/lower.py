@@ -24,7 +24,7 @@ from ..lower.base import ATOM, identifiers
 from ..lower.program import ABS, Let, Store, schedule
 from ..lower.python import IMPORTS
 from .comprehension import Comprehension, Inline, Load, Monoid, TensorGraph
-from .passes.schedule import Plan
+from .passes.schedule import Plan, eliminate_pinned, loop_stop
 from .passes.schedule import plan as schedule_plan
 from .printing import format_comprehension
 from .view import row_major
@@ -90,7 +90,7 @@ STATEMENTS: dict[str, Statements] = {
         shared=None,
         barrier=None,
     ),
-    "wgsl": Statements(  # one kernel per comprehension: see lower_wgsl
+    "wgsl": Statements(  # one kernel per comprehension: tang.tensor.kernels
         header=(),
         function="",
         end=None,
@@ -152,8 +152,6 @@ STATEMENTS: dict[str, Statements] = {
 
 # the longest reduction of an inline producer whose invariant loads are staged
 MAX_STAGED = 128
-# the most copies of a loop body that unrolling nested loops may print
-UNROLL_BUDGET = 256
 
 
 def _affine(terms: Sequence[tuple[int, str]], constant: int) -> str:
@@ -180,8 +178,7 @@ class _Writer:
         self.lines: list[str] = []
         self.depth = 1
         self._scopes = itertools.count()
-        self._unrolled: list[int] = []
-        self._loop_starts: list[tuple[str, int]] = []
+        self._loops: list[list] = []  # open loops: [var, extent, first line, has a loop]
 
     def emit(self, line: str) -> None:
         self.lines.append(self.printer.indent * self.depth + line)
@@ -196,32 +193,31 @@ class _Writer:
             self.emit(line)
 
     def loop(self, var: str, extent: int | str) -> None:
-        """Open a loop of ``var`` over ``range(extent)`` (closed by ``end_loop``). A short
-        loop of constant extent is unrolled where the table says so: its body is printed
-        once per value, each copy in a block that binds ``var``."""
-        product = math.prod(e for e in self._unrolled if e)
-        unroll = (
-            isinstance(extent, int)
-            and 0 < extent <= self.st.unroll
-            and product * extent <= UNROLL_BUDGET
-            and self.st.block is not None
-        )
-        self._unrolled.append(extent if unroll else 0)
-        if unroll:
-            self._loop_starts.append((var, len(self.lines)))
-            self.depth += 1
-        else:
-            self.open(self.st.loop.format(var=var, extent=extent))
+        """Open a loop of ``var`` over ``range(extent)`` (closed by ``end_loop``). An
+        innermost loop of a short constant extent is unrolled where the table says so: its
+        body is printed once per value, each copy in a block that binds ``var``."""
+        if self._loops:
+            self._loops[-1][3] = True  # the enclosing loop is not innermost
+        self._loops.append([var, extent, len(self.lines), False])
+        self.depth += 1
 
     def end_loop(self) -> None:
-        extent = self._unrolled.pop()
-        if not extent:
-            self.close(self.st.loop_end)
+        var, extent, start, nested = self._loops.pop()
+        self.depth -= 1
+        unroll = (
+            isinstance(extent, int)
+            and not nested
+            and 0 < extent <= self.st.unroll
+            and self.st.block is not None
+        )
+        if not unroll:  # a loop: the body is already indented one level in
+            header = self.printer.indent * self.depth + self.st.loop.format(var=var, extent=extent)
+            self.lines.insert(start, header)
+            if self.st.loop_end is not None:
+                self.emit(self.st.loop_end)
             return
-        var, start = self._loop_starts.pop()
         body = self.lines[start:]
         del self.lines[start:]
-        self.depth -= 1
         for value in range(extent):
             self.open(self.st.block)  # type: ignore[arg-type]
             self.emit(self.st.index.format(name=var, expr=value))
@@ -370,7 +366,7 @@ def _value(
     for s, v in zip(state, monoid.identity):
         w.emit(w.st.state.format(type=w.type, name=s, value=w.literal(v)))
     for n, e in comp.reduce:
-        w.loop(sc.local[n], e)
+        w.loop(sc.local[n], _stop(sc, e))
     sc.load(comp.body)
     element = _elements(w, comp, comp.body, names, p)
     _fold(w, monoid, range(monoid.arity), dict(zip(monoid.state, state)), element, state, p)
@@ -380,6 +376,17 @@ def _value(
         return state[0]
     sc.load([comp.epilogue])
     return w.expressions([comp.epilogue], names | dict(zip(monoid.state, state)), f"{p}e")[0]
+
+
+def _stop(sc: _Scope, extent: int) -> int | str:
+    """Where the reduction loop may stop: its extent, or sooner where every later element
+    is the monoid's identity (``loop_stop``)."""
+    found = loop_stop(sc.comp)
+    if found is None:
+        return extent
+    coeffs, const = found
+    bound = _affine([(k, sc.local[n]) for n, k in coeffs.items()], const)
+    return sc.w.st.minimum.format(a=extent, b=bound)
 
 
 def _elements(
@@ -507,7 +514,7 @@ def _vector(
 
     stage_inline_loads(sc, [comp.body[k] for k in fixed_state])
     for n, e in comp.reduce:
-        w.loop(sc.local[n], e)
+        w.loop(sc.local[n], _stop(sc, e))
     # once per reduction step: the invariant body, the invariant parts of the varying one
     moving_body, lifted = _hoist([comp.body[k] for k in sorted(moving_state)], leaf_varies, f"{p}h")
     outside = [comp.body[k] for k in fixed_state] + [node for _, node in lifted]
@@ -693,8 +700,9 @@ def lower_graph(
 ) -> str:
     """Source of one function ``name(inputs…, buffers…)`` computing every comprehension of
     ``graph`` into its buffer (row-major), in ``language`` ("c" or "python"; WGSL prints
-    one kernel per comprehension: ``lower_wgsl``). ``scheduled``: follow the schedule's
-    plans (``tang.tensor.passes.schedule``); otherwise one loop nest per output element."""
+    one kernel per comprehension: ``tang.tensor.kernels.lower_wgsl``). ``scheduled``:
+    follow the schedule's plans (``tang.tensor.passes.schedule``); otherwise one loop nest
+    per output element."""
     if language not in STATEMENTS or language == "wgsl":
         raise ValueError(f"lower_graph lowers to C and Python, not {language!r}")
     w = _Writer(language, dtype)
@@ -709,6 +717,8 @@ def lower_graph(
     ]
     head = [*w.st.header, w.st.function.format(name=name, params=", ".join(params))]
     for comp in graph.comprehensions:
+        if scheduled:
+            comp = eliminate_pinned(comp)
         plan = schedule_plan(comp) if scheduled else Plan()
         w.emit(f"{w.printer.comment} {comp.name}: {_one_line(comp)}")
         if plan.kind != "per_element":
@@ -738,19 +748,4 @@ def buffer_order(graph: TensorGraph) -> list[str]:
     return [*graph.inputs, *(c.name for c in graph.comprehensions)]
 
 
-def lower_wgsl(graph: TensorGraph, *, entry: str = "run", scheduled: bool = True) -> list:
-    """One WGSL kernel per comprehension (``tang.tensor.kernels.lower_wgsl``)."""
-    from .kernels import lower_wgsl as kernels
-
-    return kernels(graph, entry=entry, scheduled=scheduled)
-
-
-def __getattr__(name: str) -> Any:
-    if name == "GpuKernel":  # it lives with the kernels, which import this module
-        from .kernels import GpuKernel
-
-        return GpuKernel
-    raise AttributeError(name)
-
-
-__all__ = ["STATEMENTS", "Statements", "buffer_order", "lower_graph", "lower_wgsl"]
+__all__ = ["STATEMENTS", "Statements", "buffer_order", "lower_graph"]

@@ -23,7 +23,7 @@ from typing import Any
 from .comprehension import TensorGraph, TensorIRError
 from .evaluate import _flatten, _nest
 from .kernels import GpuKernel, load_python, python_kernel, wgsl_kernel
-from .passes.schedule import Plan, plan
+from .passes.schedule import TREE_WIDTH, Plan, plan
 
 _PYTHON_KERNELS: dict[str, Any] = {}  # source -> function: one kernel object per source
 
@@ -54,6 +54,23 @@ class Step:
     source: str
 
 
+# adapters that run compute on the CPU: a barrier there is a switch between coroutines and
+# workgroup memory is ordinary memory, so tiles cost more than they save (measured with
+# benchmarks/tensor.py on lavapipe: a 512³ matmul per element beats the tiled one)
+SOFTWARE_ADAPTERS = ("llvmpipe", "lavapipe", "swiftshader")
+
+
+def prefers_workgroups(device: Any) -> bool:
+    """Whether the schedule's workgroup plans (tiles, combine trees) pay on ``device``."""
+    if device.printer != "wgsl":
+        return False
+    limits = device.limits
+    if min(limits.max_invocations_per_workgroup, limits.max_workgroup_size_x) < TREE_WIDTH:
+        return False  # a tile of 16 x 16 and a tree of 256 need 256 invocations
+    name = device.name.lower()
+    return "software fallback" not in name and not any(n in name for n in SOFTWARE_ADAPTERS)
+
+
 def _device(device: Any) -> Any:
     from .. import gpu
 
@@ -71,13 +88,22 @@ class Compiled:
     device), and one device buffer per input and per comprehension, kept between calls."""
 
     def __init__(
-        self, graph: TensorGraph, device: Any = None, *, scheduled: bool = True, build: bool = True
+        self,
+        graph: TensorGraph,
+        device: Any = None,
+        *,
+        scheduled: bool = True,
+        workgroups: bool | None = None,
+        build: bool = True,
     ) -> None:
+        """``workgroups``: allow the schedule's tiled and combine-tree plans (default: where
+        they pay, ``prefers_workgroups``)."""
         if not isinstance(graph, TensorGraph):
             raise TypeError(f"compile takes a TensorGraph, not {type(graph).__name__}")
         self.graph = graph
         self.device = _device(device)
         self.scheduled = scheduled
+        self.workgroups = prefers_workgroups(self.device) if workgroups is None else workgroups
         self.allocations: list[Allocation] = []
         self.buffers: dict[str, Any] = {}
         self._written: set[str] = set()
@@ -109,7 +135,9 @@ class Compiled:
     def _source(self, comp: Any, shapes: dict) -> tuple:
         """(name, what the device compiles, buffers in binding order, items, plan, text)."""
         if self.device.printer == "wgsl":
-            k: GpuKernel = wgsl_kernel(comp, shapes, None if self.scheduled else Plan())
+            k: GpuKernel = wgsl_kernel(
+                comp, shapes, None if self.scheduled else Plan(), workgroups=self.workgroups
+            )
             return comp.name, k, (*k.reads, k.write), k.items, k.plan, k.source
         source, order = python_kernel(comp, shapes, scheduled=self.scheduled)
         fn = _PYTHON_KERNELS.get(source)
@@ -224,17 +252,23 @@ class Compiled:
 _COMPILED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def compile(graph: TensorGraph, device: Any = None, *, scheduled: bool = True) -> Compiled:
+def compile(
+    graph: TensorGraph,
+    device: Any = None,
+    *,
+    scheduled: bool = True,
+    workgroups: bool | None = None,
+) -> Compiled:
     """``graph`` compiled for ``device`` (a tang.gpu Device, "native"/"browser"/"cpu", or
     None for the best one), reused for the same graph, device and schedule."""
     if not isinstance(graph, TensorGraph):
         raise TypeError(f"compile takes a TensorGraph, not {type(graph).__name__}")
     dev = _device(device)
     per_graph = _COMPILED.setdefault(graph, {})
-    key = (id(dev), scheduled)
+    key = (id(dev), scheduled, workgroups)
     found = per_graph.get(key)
     if found is None or found.device is not dev or not found.buffers or dev.lost:
-        found = per_graph[key] = Compiled(graph, dev, scheduled=scheduled)
+        found = per_graph[key] = Compiled(graph, dev, scheduled=scheduled, workgroups=workgroups)
     return found
 
 
@@ -244,10 +278,11 @@ def run(
     device: Any = None,
     *,
     scheduled: bool = True,
+    workgroups: bool | None = None,
     out: str | None = None,
 ) -> dict[str, Any]:
     """Run ``graph`` on ``device`` once (kernels and buffers are kept for the next call)."""
-    return compile(graph, device, scheduled=scheduled)(inputs, out=out)
+    return compile(graph, device, scheduled=scheduled, workgroups=workgroups)(inputs, out=out)
 
 
 async def compile_async(graph: TensorGraph, device: Any = None, **options: Any) -> Compiled:
@@ -261,4 +296,12 @@ async def compile_async(graph: TensorGraph, device: Any = None, **options: Any) 
     return await found.build_async()
 
 
-__all__ = ["Allocation", "Compiled", "Step", "compile", "compile_async", "run"]
+__all__ = [
+    "Allocation",
+    "Compiled",
+    "Step",
+    "compile",
+    "compile_async",
+    "prefers_workgroups",
+    "run",
+]

@@ -132,6 +132,11 @@ def _rewrite(c: Comprehension, by_name: dict) -> Comprehension | None:
         if total:
             (epilogue,) = replay(Graph((), [epilogue]), total)
         body = (b, const(1.0), _product(varying))
+        if b.op == "select" and b.args[2].op == "const" and b.args[2].value == -math.inf:
+            # where the running max's element is the identity (−inf), the whole element is
+            # (−inf, 0, 0): the identity, which the schedule may then skip
+            guard = b.args[0]
+            body = (b, select(guard, 1.0, 0.0), select(guard, body[2], 0.0))
         return dataclasses.replace(
             c,
             monoid=rescaling_monoid(scale),

@@ -27,8 +27,18 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from ...expr.graph import Node, topo_order
-from ..comprehension import Comprehension, Inline, Load, TensorGraph
+from ...expr.graph import Node, le, lt, select, topo_order
+from ..comprehension import (
+    SUM,
+    Comprehension,
+    Inline,
+    Load,
+    TensorGraph,
+    affine_node,
+    reduce_names,
+    substitute,
+)
+from ..view import IndexMap
 
 # the most outputs one invocation keeps in a private array (a vector plan's width)
 MAX_VECTOR = 128
@@ -159,6 +169,128 @@ def _tree_plan(comp: Comprehension, width: int, least: int) -> Plan | None:
     return Plan("tree", width=width)
 
 
+def _linear(node: Node, names: Sequence[str]) -> tuple[dict[str, float], float] | None:
+    """``node`` as ``Σ coeff·var + const`` over the index variables ``names``, or None."""
+    if node.op == "const":
+        return {}, float(node.value)  # type: ignore[arg-type]
+    if node.op == "var":
+        return ({node.name: 1.0}, 0.0) if node.name in names else None  # type: ignore[dict-item]
+    if node.op == "neg":
+        inner = _linear(node.args[0], names)
+        return None if inner is None else ({k: -v for k, v in inner[0].items()}, -inner[1])
+    if node.op in ("add", "mul"):
+        a, b = (_linear(x, names) for x in node.args)
+        if a is None or b is None:
+            return None
+        if node.op == "add":
+            keys = set(a[0]) | set(b[0])
+            return {k: a[0].get(k, 0.0) + b[0].get(k, 0.0) for k in keys}, a[1] + b[1]
+        if a[0] and b[0]:
+            return None
+        (terms, c), k = (a, b[1]) if not b[0] else (b, a[1])
+        return {n: v * k for n, v in terms.items()}, c * k
+    return None
+
+
+def eliminate_pinned(comp: Comprehension) -> Comprehension:
+    """A sum whose body is ``where(A == B, value, 0)``, with ``A − B`` affine in the index
+    variables and ±1 on some reduction variable, pins that variable: the loop over it is
+    replaced by its one value (guarded to its range). Repeats while a guard pins one."""
+    while comp.monoid is SUM and comp.reduce and comp.epilogue is None:
+        body = comp.body[0]
+        if body.op != "select" or body.args[0].op != "eq":
+            return comp
+        cond, value, other = body.args
+        if other.op != "const" or other.value != 0.0:
+            return comp
+        sides = [_linear(x, comp.names) for x in cond.args]
+        if sides[0] is None or sides[1] is None:
+            return comp
+        diff = dict(sides[0][0])
+        for k, v in sides[1][0].items():
+            diff[k] = diff.get(k, 0.0) - v
+        const = sides[0][1] - sides[1][1]
+        if any(v != int(v) for v in diff.values()) or const != int(const):
+            return comp
+        pinned = [(e, n) for n, e in comp.reduce if diff.get(n) in (1.0, -1.0)]
+        if not pinned:
+            return comp
+        _, r = max(pinned)
+        sign = diff[r]
+        kept = [(n, e) for n, e in comp.reduce if n != r]
+        new_names = tuple(comp.index) + reduce_names(len(kept))
+        rename = dict(zip([n for n, _ in kept], new_names[len(comp.index) :]))
+        rename |= {n: n for n in comp.index}
+        domain = tuple(zip(new_names, comp.shape + tuple(e for _, e in kept)))
+        # r = −(const + Σ_{u≠r} diff[u]·u) / sign, over the new domain
+        solved = [0] * len(domain)
+        for n, v in diff.items():
+            if n != r and v:
+                solved[new_names.index(rename[n])] = int(-v / sign)
+        solved_const = int(-const / sign)
+        rows, consts = [], []
+        for n in comp.names:
+            if n == r:
+                rows.append(tuple(solved))
+                consts.append(solved_const)
+            else:
+                rows.append(tuple(int(m == rename[n]) for m in new_names))
+                consts.append(0)
+        imap = IndexMap(tuple(e for _, e in domain), tuple(rows), tuple(consts))
+        (new_value,), reads = substitute(comp, [value], domain, imap)
+        at = affine_node(solved, solved_const, new_names)
+        extent = dict(comp.reduce)[r]
+        guarded = select(le(0.0, at), select(lt(at, float(extent)), new_value, 0.0), 0.0)
+        comp = Comprehension(
+            comp.name,
+            comp.shape,
+            comp.index,
+            tuple(domain[len(comp.index) :]),
+            SUM if kept else None,
+            (guarded,),
+            reads,
+            None,
+            dict(comp.shapes),
+        ).validate()
+    return comp
+
+
+def loop_stop(comp: Comprehension) -> tuple[dict[str, int], int] | None:
+    """An upper bound on a one-variable reduction below which every element may differ
+    from the monoid's identity: when each body component is ``where(r ≤ f, x, identity)``
+    (or ``r < f``) under one guard, with ``f`` affine in the output index, the loop can
+    stop at ``f + 1`` (or ``f``). Returns ``f``'s coefficients and constant (the stop)."""
+    monoid = comp.monoid
+    if monoid is None or len(comp.reduce) != 1:
+        return None
+    r = comp.reduce[0][0]
+    guard = None
+    for node, identity in zip(comp.body, monoid.identity):
+        if node.op == "const" and node.value == identity:
+            continue
+        if node.op != "select" or node.args[2].op != "const" or node.args[2].value != identity:
+            return None
+        if guard is not None and node.args[0] is not guard:
+            return None
+        guard = node.args[0]
+    if guard is None or guard.op not in ("le", "lt"):
+        return None
+    sides = [_linear(x, comp.names) for x in guard.args]
+    if sides[0] is None or sides[1] is None:
+        return None
+    diff = dict(sides[0][0])
+    for k, v in sides[1][0].items():
+        diff[k] = diff.get(k, 0.0) - v
+    const = sides[0][1] - sides[1][1]
+    if diff.get(r) != 1.0 or any(v != int(v) for v in diff.values()) or const != int(const):
+        return None
+    if any(v and n != r and n not in comp.index for n, v in diff.items()):
+        return None
+    # r + rest ≤ 0  →  r < 1 − rest;   r + rest < 0  →  r < −rest
+    stop = {n: -int(v) for n, v in diff.items() if n != r and v}
+    return stop, -int(const) + (1 if guard.op == "le" else 0)
+
+
 def plan(
     comp: Comprehension,
     *,
@@ -181,4 +313,15 @@ def plans(graph: TensorGraph, *, workgroups: bool = False, **options: int) -> di
     return {c.name: plan(c, workgroups=workgroups, **options) for c in graph.comprehensions}
 
 
-__all__ = ["MAX_VECTOR", "TILE", "TREE_WIDTH", "Plan", "cost", "plan", "plans", "varying_state"]
+__all__ = [
+    "MAX_VECTOR",
+    "TILE",
+    "TREE_WIDTH",
+    "Plan",
+    "cost",
+    "eliminate_pinned",
+    "loop_stop",
+    "plan",
+    "plans",
+    "varying_state",
+]
