@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import dataclasses
 import math
 import random
 import statistics
@@ -98,45 +97,6 @@ def op_scan() -> dict[str, Any]:
     }
 
 
-# ---- compiling for the page's WebGPU ---------------------------------------------------------
-
-# tang.lower's WGSL spells inf and nan as constant bit casts; Chromium's shader compiler (Tint)
-# evaluates those at compile time and rejects them ("value inf cannot be represented as
-# 'f32'"), while wgpu-py's accepts them. Reading the bits from a module-scope private
-# variable makes them run-time values with the same IEEE bits. (Reported: the real fix
-# belongs in tang/lower/wgsl.py's ``inf``/``nan`` spellings.)
-_CONST_BITS = {
-    "bitcast<f32>(0x7f800000u)": "tang_inf_bits",
-    "bitcast<f32>(0x7fc00000u)": "tang_nan_bits",
-}
-
-
-def runtime_special_values(source: str) -> str:
-    """``source`` with each constant inf/nan bit cast read from a private variable instead."""
-    declarations = []
-    for const, var in _CONST_BITS.items():
-        if const in source:
-            bits = const[len("bitcast<f32>(") : -1]
-            declarations.append(f"var<private> {var}: u32 = {bits};\n")
-            source = source.replace(const, f"bitcast<f32>({var})")
-    return "".join(declarations) + source
-
-
-async def build_for_page(fn: T.Compiled) -> T.Compiled:
-    """``fn.build_async()`` with its WGSL made acceptable to Chromium's WebGPU."""
-    if fn.device.printer == "wgsl":
-        fn._sources = [
-            (name, dataclasses.replace(k, source=runtime_special_values(k.source)), *rest)
-            for name, k, *rest in fn._sources
-        ]
-    return await fn.build_async()
-
-
-async def compile_graph(graph: T.TensorGraph, dev: gpu.Device) -> T.Compiled:
-    """``tang.tensor.compile_async(graph, dev)``, with ``build_for_page``."""
-    return await build_for_page(T.Compiled(graph, dev, build=False))
-
-
 # ---- choosing the device and the size ---------------------------------------------------------
 
 
@@ -193,7 +153,7 @@ class Race:
         try:
             for label, g in (("naive", naive), ("derived", derived)):
                 race.compiled[label] = T.Compiled(g, dev, build=False)
-                await build_for_page(race.compiled[label])
+                await race.compiled[label].build_async()
                 race.compiled[label].write(race.values)
         except BaseException:
             race.release()

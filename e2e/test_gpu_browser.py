@@ -186,3 +186,30 @@ def test_bad_input_gives_tang_errors_and_the_cpu_takes_over(launch, site):
     device, reason, same = out["lost_fallback"]
     assert device == "cpu" and "device lost" in reason and same is True
     assert out["fresh"] == [True, "browser", "browser"]
+
+
+INF_AND_NAN = (
+    PRELUDE
+    + """
+import math
+from tang.compile import expression_plan
+from tang.gpu.batch import evaluate_async
+
+# tang's WGSL reads inf and nan from private variables: Chromium's compiler rejects a
+# constant bit cast to inf (tang.lower.wgsl.SPECIAL_VALUES)
+p = expression_plan("where(x > 0, x, -inf) + min(x, inf)", grad=False)
+pts = {"x": [-2.0, -0.5, 0.0, 0.5, 3.0]}
+gpu_cols = (await evaluate_async(p, pts, device=dev)).columns
+cpu_cols = (await evaluate_async(p, pts, device="cpu")).columns
+out = {"gpu": [[repr(v) for v in c] for c in gpu_cols],
+       "cpu": [[repr(v) for v in c] for c in cpu_cols]}
+out
+"""
+)
+
+
+@pytest.mark.parametrize("adapter", ADAPTERS)
+def test_a_kernel_with_inf_compiles_and_runs_in_chromium(launch, site, adapter):
+    out = runner(launch, site, *ADAPTERS[adapter]).run(INF_AND_NAN)
+    assert out["gpu"] == out["cpu"], out
+    assert out["cpu"][0][:2] == ["-inf", "-inf"]

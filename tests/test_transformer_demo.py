@@ -20,7 +20,6 @@ from toolchains import LAVAPIPE
 import tang.gpu as gpu
 from demos import api
 from demos import transformer as tx
-from tang import tensor as T
 from tang.tensor.kernels import wgsl_kernel
 from tang.tensor.op_names import op_specific_lines
 
@@ -123,20 +122,17 @@ def test_the_card_on_wgpu_runs_n_1024_d_64(native) -> None:
     assert out["ratio"] > 1.0  # one kernel writing n·d beats eight writing n² (~3.7x here)
 
 
-def test_the_page_wgsl_reads_inf_at_run_time_with_the_same_bits() -> None:
-    naive, derived = tx.attention_graphs(32, 8)
-    on_cpu = asyncio.run(tx.compile_graph(derived, gpu.CPUDevice()))  # Python kernels: as is
-    assert [s.source for s in on_cpu.steps] == [s.source for s in T.compile(derived, "cpu").steps]
+def test_the_wgsl_reads_inf_at_run_time_with_the_same_bits() -> None:
+    # Chromium rejects a constant bit cast to inf; tang's WGSL reads the bits from a private
+    # variable (tang.lower.wgsl.SPECIAL_VALUES), in the scalar printer and the tensor kernels
+    naive, _ = tx.attention_graphs(32, 8)
     shapes = {**naive.inputs, **naive.buffers()}
     sources = [wgsl_kernel(c, shapes, None).source for c in naive.comprehensions]
-    masked = [src for src in sources if "bitcast<f32>(0x7f800000u)" in src]
-    assert masked, "the causal mask's -inf is printed as a constant bit cast"
-    for src in masked:
-        out = tx.runtime_special_values(src)
-        assert "bitcast<f32>(0x7f800000u)" not in out
-        assert out.startswith("var<private> tang_inf_bits: u32 = 0x7f800000u;\n")
-        assert out.count("bitcast<f32>(tang_inf_bits)") == src.count("bitcast<f32>(0x7f800000u)")
-    assert tx.runtime_special_values("x = 1.0;") == "x = 1.0;"
+    masked = [src for src in sources if "bitcast<f32>(tang_inf_bits)" in src]
+    assert masked, "the causal mask's -inf is read at run time"
+    for src in sources:
+        assert "bitcast<f32>(0x7f800000u)" not in src
+        assert "var<private> tang_inf_bits: u32 = 0x7f800000u;" in src
 
 
 @pytest.mark.toolchain

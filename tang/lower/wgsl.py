@@ -13,9 +13,13 @@ Entry point: the kernel name (default ``f``), ``@workgroup_size(64)``. Item
 covers ``gx * gy * 64`` items: use ``gy > 1`` when ``ceil(n / 64)`` exceeds the 65,535
 workgroups a dimension allows. Invocations with ``i >= n`` return at once.
 
-WGSL has no inf/nan literals (and a constant that overflows is a compile error), so they are
-spelled as bit casts. The spec lets an implementation treat inf and nan as indeterminate
-(§ floating-point accuracy); lavapipe keeps IEEE behaviour, which the tests check.
+WGSL has no inf/nan literals, and a constant expression whose value is inf or nan is a
+shader-creation error: Chromium's compiler (Tint) evaluates ``bitcast<f32>(0x7f800000u)`` when
+it compiles and rejects it ("value inf cannot be represented as 'f32'"), though naga accepts
+it. So inf and nan are bit casts of module-scope private variables (``SPECIAL_VALUES``), which
+are run-time values with the same IEEE bits. The spec lets an implementation treat inf and
+nan as indeterminate (§ floating-point accuracy); lavapipe keeps IEEE behaviour, which the
+tests check.
 
 ``tanh`` is spelled ``1 - 2/(exp(2x) + 1)``, not the built-in: WGSL lets tanh inherit the
 accuracy of sinh/cosh, and some drivers' tanh returns nan once exp overflows (naga's
@@ -37,6 +41,13 @@ BINDINGS = (
 )
 
 
+# inf and nan as run-time values (see above): every WGSL kernel of tang declares these.
+SPECIAL_VALUES = (
+    "var<private> tang_inf_bits: u32 = 0x7f800000u;",
+    "var<private> tang_nan_bits: u32 = 0x7fc00000u;",
+)
+
+
 def declaration(b: Binding) -> str:
     """The WGSL line that declares ``b``."""
     space = "uniform" if b.space == "uniform" else f"storage, {b.access}"
@@ -53,8 +64,8 @@ class WGSL(Printer):
         "tanh": TANH_FROM_EXP,
     }
     types = {"f32": "f32"}
-    inf = {"f32": "bitcast<f32>(0x7f800000u)"}
-    nan = {"f32": "bitcast<f32>(0x7fc00000u)"}
+    inf = {"f32": "bitcast<f32>(tang_inf_bits)"}
+    nan = {"f32": "bitcast<f32>(tang_nan_bits)"}
     uint_suffix = "u"
     declare = "let {name} = {expr};"
     bindings = BINDINGS
@@ -68,6 +79,7 @@ class WGSL(Printer):
             "}",
             "",
             *(declaration(b) for b in self.bindings),
+            *SPECIAL_VALUES,
             "",
             self.layout_comment(prog),
             f"@compute @workgroup_size({width})",

@@ -20,7 +20,7 @@ from typing import Any
 from ..lower import BACKENDS
 from ..lower.base import identifiers
 from ..lower.bindings import Binding, KernelInfo
-from ..lower.wgsl import declaration
+from ..lower.wgsl import SPECIAL_VALUES, declaration
 from .comprehension import Comprehension, Load, TensorGraph
 from .lower import (
     _affine,
@@ -266,6 +266,7 @@ def wgsl_kernel(
         f"// {comp.name}: {_one_line(comp)}",
         f"// schedule: {p}",
         *(declaration(b) for b in bindings),
+        *SPECIAL_VALUES,
         *shared_decls,
         "",
         f"@compute @workgroup_size({width})",
