@@ -9,9 +9,11 @@ names only ops it holds and agrees with it.
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import math
 from collections.abc import Mapping
+from pathlib import Path
 
 import pytest
 
@@ -23,6 +25,7 @@ from tang.expr.parse import FUNCTIONS
 from tang.expr.simplify import BUILD, EXACT, FINITE
 from tang.expr.trace import REPLAY
 from tang.lower import BACKENDS, Printer
+from tang.lower.base import LOOP_NEST, LOOP_NEST_FUNCTION
 
 PRINTED_ONLY = {"sub"}  # printer forms that are not graph ops (an add of a negation)
 
@@ -222,3 +225,70 @@ def test_a_new_number_type_plugs_in_by_its_methods():
         tang.where(t, 1.0, 2.0)
     with pytest.raises(TypeError, match=r"tang\.sqrt does not accept Traced"):
         tang.sqrt(t)
+
+
+# ---- loop-nest statement spellings (tang.tensor's lowering reads them from the printers) ----
+
+TENSOR_MODULES = ("tang/tensor/lower.py", "tang/tensor/kernels.py")
+
+
+def spellings_used_by_the_tensor_lowering() -> set[str]:
+    """Every attribute the tensor lowering reads from a printer (``….printer.X``, or
+    ``st.X`` where ``st`` is a printer) that the base ``Printer`` does not define."""
+    root = Path(__file__).resolve().parents[1]
+    used: set[str] = set()
+    for module in TENSOR_MODULES:
+        for node in ast.walk(ast.parse((root / module).read_text())):
+            if not isinstance(node, ast.Attribute):
+                continue
+            owner = node.value
+            if (isinstance(owner, ast.Attribute) and owner.attr == "printer") or (
+                isinstance(owner, ast.Name) and owner.id == "st"
+            ):
+                used.add(node.attr)
+    return {name for name in used if not hasattr(Printer, name)}
+
+
+def loop_nest_problems(printers: Mapping[str, object]) -> list[str]:
+    """Printers that spell only part of ``LOOP_NEST`` (or of ``LOOP_NEST_FUNCTION``, or
+    that without the whole ``LOOP_NEST``), one sentence each."""
+    problems = []
+    for backend, printer in printers.items():
+        for names in (LOOP_NEST, LOOP_NEST_FUNCTION):
+            missing = [n for n in names if not hasattr(printer, n)]
+            if 0 < len(missing) < len(names):
+                problems.append(f"{backend} lacks the spellings {', '.join(missing)}")
+        if any(hasattr(printer, n) for n in LOOP_NEST_FUNCTION) and not all(
+            hasattr(printer, n) for n in LOOP_NEST
+        ):
+            problems.append(f"{backend} frames loop-nest functions without their statements")
+    return problems
+
+
+def test_the_printers_spell_every_statement_the_tensor_lowering_uses():
+    used = spellings_used_by_the_tensor_lowering()
+    assert {"loop", "shared", "barrier", "nest_function"} <= used  # the scan finds them
+    assert used <= set(LOOP_NEST) | set(LOOP_NEST_FUNCTION), "a spelling the lists do not name"
+    assert loop_nest_problems(BACKENDS) == []
+    tensors = {n for n, p in BACKENDS.items() if all(hasattr(p, s) for s in LOOP_NEST)}
+    assert tensors == {"c", "python", "wgsl"}
+    functions = {n for n, p in BACKENDS.items() if all(hasattr(p, s) for s in LOOP_NEST_FUNCTION)}
+    assert functions == {"c", "python"}  # WGSL: one kernel per comprehension, framed by kernels
+    for name in tensors:  # a template spells each field the lowering fills in
+        printer = BACKENDS[name]
+        assert "{var}" in printer.loop and "{step}" in printer.loop_step  # type: ignore[attr-defined]
+        assert "{cond}" in printer.when  # type: ignore[attr-defined]
+
+
+def test_a_partial_or_missing_loop_nest_table_is_named():
+    c = BACKENDS["c"]
+    partial = type("Partial", (), {n: getattr(c, n) for n in LOOP_NEST if n != "barrier"})()
+    assert loop_nest_problems({"partial": partial}) == ["partial lacks the spellings barrier"]
+    framed = type("Framed", (), {n: getattr(c, n) for n in LOOP_NEST_FUNCTION})()
+    assert loop_nest_problems({"framed": framed}) == [
+        "framed frames loop-nest functions without their statements"
+    ]
+    lacks = "CUDA printer cannot print tensor graphs: it has no spelling for loop, loop_step"
+    with pytest.raises(ValueError, match=lacks):
+        BACKENDS["cuda"].require(LOOP_NEST, "tensor graphs")
+    BACKENDS["wgsl"].require(LOOP_NEST, "tensor graphs")  # spelt in full: no error

@@ -14,7 +14,7 @@ from toolchains import _wgpu_device, available, compile_and_run, dispatch_size
 
 from tang import tensor as T
 from tang.tensor.kernels import lower_wgsl
-from tang.tensor.lower import STATEMENTS, buffer_order, lower_graph
+from tang.tensor.lower import buffer_order, lower_graph, nest_languages
 
 
 def attention_graph(causal: bool) -> T.TensorGraph:
@@ -234,8 +234,10 @@ def test_guarded_reads_are_clamped_into_their_buffer() -> None:
     assert " < 0 ? 0 : " in source  # the sanitizers above run this kernel without a fault
 
 
-def test_statement_spellings_are_a_table_per_language() -> None:
-    assert set(STATEMENTS) == {"c", "python", "wgsl"}
+def test_statement_spellings_are_the_printers_tables() -> None:
+    assert nest_languages() == ["C", "Python"]  # the printers that frame loop-nest functions
+    with pytest.raises(ValueError, match="lowers to C and Python, not 'cuda'"):
+        lower_graph(graphs()["softmax_matmul"], "cuda")  # CUDA's printer has no loop spellings
     with pytest.raises(ValueError, match="lowers to C and Python"):
         lower_graph(graphs()["softmax_matmul"], "wgsl")  # WGSL is one kernel per comprehension
     with pytest.raises(ValueError, match="cannot name"):

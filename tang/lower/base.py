@@ -261,6 +261,33 @@ def _pieces(template: str, arity: int) -> tuple[str, ...] | None:
 
 _PRINTERS: dict[str, type[Printer]] = {}  # backend name -> its printer class
 
+# The statements of a loop nest that tang.tensor prints inside a function or a kernel (its
+# loops, accumulators, private and workgroup arrays, conditionals and barriers), and those
+# that frame a loop-nest function (``tang.tensor.lower.lower_graph``). A backend that lowers
+# tensor graphs spells each as a class attribute; the others lack them (``Printer.require``).
+LOOP_NEST = (
+    "loop",
+    "loop_step",
+    "loop_end",
+    "unroll",
+    "state",
+    "assign",
+    "declare_index",
+    "as_value",
+    "clamp",
+    "element",
+    "array",
+    "unravel",
+    "minimum",
+    "block",
+    "block_end",
+    "when",
+    "when_end",
+    "shared",
+    "barrier",
+)
+LOOP_NEST_FUNCTION = ("nest_header", "nest_function", "nest_end", "param_in", "param_out")
+
 
 class Printer:
     """Base of every backend: subclasses fill in the tables and the kernel/function frame."""
@@ -293,6 +320,34 @@ class Printer:
     bindings: tuple[Binding, ...] = ()  # a GPU kernel's resources, which its frame declares
     workgroup_size: tuple[int, int, int] = (1, 1, 1)
 
+    # ---- loop nests (``LOOP_NEST``, ``LOOP_NEST_FUNCTION``): ``str.format`` templates that
+    # only a backend lowering tensor graphs defines (C, Python, WGSL); a buffer element
+    # loads with ``declare`` and stores with ``store``, its position spelt by ``element`` ----
+    loop: str  # a loop of {var} over range({extent}), opened
+    loop_step: str  # the same counting by {step}: {var}, {extent}, {step}
+    loop_end: str | None  # closes a loop (None: indentation does)
+    unroll: int  # innermost loops of a constant extent up to this print unrolled (0: none)
+    state: str  # a mutable local, e.g. an accumulator: {type}, {name}, {value}
+    assign: str  # {name}, {expr}
+    declare_index: str  # an integer local: {name}, {expr}
+    as_value: str  # an index variable used as a number: {name}, {type}
+    clamp: str  # a position kept inside its buffer: {p}, {last}
+    element: str  # one element of a buffer, private or workgroup array: {name}, {i}
+    array: str  # a private array of {size} elements set to {value}: {type}, {name}
+    unravel: str  # one axis of a flat index: {flat}, {stride}, {extent}
+    minimum: str  # the smaller of two integers: {a}, {b}
+    block: str | None  # opens a nested scope (None: the language needs none)
+    block_end: str | None
+    when: str  # opens a conditional block: {cond}
+    when_end: str | None
+    shared: str | None  # workgroup memory: {type}, {name}, {size} (None: no workgroups)
+    barrier: str | None  # every invocation of the workgroup waits here (None: no workgroups)
+    nest_header: tuple[str, ...]  # lines before a loop-nest function
+    nest_function: str  # opens it: {name}, {params}
+    nest_end: str | None  # closes it (None: indentation does)
+    param_in: str  # a buffer it reads: {type}, {name}
+    param_out: str  # a buffer it writes: {type}, {name}
+
     # ---- the frame: what each backend writes around the body ----
     def kernel_frame(self, name: str, ty: str, prog: Program) -> tuple[list[str], int, list[str]]:
         """Lines before the body, the body's indent depth, and lines after it."""
@@ -302,6 +357,16 @@ class Printer:
         self, name: str, ty: str, params: list[str], prog: Program
     ) -> tuple[list[str], int, list[str]]:
         raise NotImplementedError(f"{self.name} prints kernels only")
+
+    def require(self, spellings: Sequence[str], what: str) -> None:
+        """Raise a ValueError naming which of ``spellings`` this backend lacks, when
+        ``what`` (say "tensor graphs") needs them."""
+        missing = [s for s in spellings if not hasattr(self, s)]
+        if missing:
+            raise ValueError(
+                f"the {self.label} printer cannot print {what}: it has no spelling for "
+                f"{', '.join(missing)}"
+            )
 
     # ---- literals and references ----
     def literal(self, v: float, dtype: str) -> tuple[str, int]:

@@ -20,6 +20,28 @@ class C(Printer):
     ops = C_OPS
     ops_f32 = {**C_OPS, **functions("{}f")}
     bool_type = "int"
+    # loop nests (tang.tensor: one function over every buffer; see Printer for the fields)
+    loop = "for (long {var} = 0; {var} < {extent}; ++{var}) {{"
+    loop_step = "for (long {var} = 0; {var} < {extent}; {var} += {step}) {{"
+    loop_end = "}"
+    unroll = 0
+    state = "{type} {name} = {value};"
+    assign = "{name} = {expr};"
+    declare_index = "const long {name} = {expr};"
+    as_value = "(({type}){name})"
+    clamp = "(({p}) < 0 ? 0 : ({p}) > {last} ? {last} : ({p}))"
+    element = "{name}[{i}]"
+    array = "{type} {name}[{size}];"
+    unravel = "{flat} / {stride} % {extent}"
+    minimum = "(({a}) < ({b}) ? ({a}) : ({b}))"
+    block, block_end = "{", "}"
+    when, when_end = "if ({cond}) {{", "}"
+    shared = barrier = None  # no workgroups
+    nest_header = ("#include <math.h>", "")
+    nest_function = "void {name}({params}) {{"
+    nest_end = "}"
+    param_in = "const {type} *restrict {name}"
+    param_out = "{type} *restrict {name}"
 
     def kernel_frame(self, name: str, ty: str, prog: Program) -> tuple[list[str], int, list[str]]:
         head = [

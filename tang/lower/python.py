@@ -36,6 +36,27 @@ class Python(Printer):
     declare = "{name} = {expr}"
     store = "{buffer}[{index}] = {expr}"
     fn_return = "return [{exprs}]"
+    # loop nests (tang.tensor: one function over every buffer; see Printer for the fields)
+    loop = "for {var} in range({extent}):"
+    loop_step = "for {var} in range(0, {extent}, {step}):"
+    loop_end = None
+    unroll = 0
+    state = "{name} = {value}"
+    assign = "{name} = {expr}"
+    declare_index = "{name} = {expr}"
+    as_value = "{name}"
+    clamp = "min(max({p}, 0), {last})"
+    element = "{name}[{i}]"
+    array = "{name} = [{value}] * {size}"
+    unravel = "{flat} // {stride} % {extent}"
+    minimum = "min({a}, {b})"
+    block = block_end = None
+    when, when_end = "if {cond}:", None
+    shared = barrier = None  # no workgroups
+    nest_header = (*IMPORTS, "", "")
+    nest_function = "def {name}({params}):"
+    nest_end = None
+    param_in = param_out = "{name}"
 
     def kernel_frame(self, name: str, ty: str, prog: Program) -> tuple[list[str], int, list[str]]:
         head = [*IMPORTS, "", "", self.layout_comment(prog)]

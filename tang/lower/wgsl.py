@@ -70,6 +70,27 @@ class WGSL(Printer):
     declare = "let {name} = {expr};"
     bindings = BINDINGS
     workgroup_size = (64, 1, 1)
+    # loop nests (tang.tensor: one kernel per comprehension, framed by tang.tensor.kernels,
+    # so no loop-nest function spellings; see Printer for the fields)
+    loop = "for (var {var}: i32 = 0; {var} < {extent}; {var}++) {{"
+    loop_step = "for (var {var}: i32 = 0; {var} < {extent}; {var} += {step}) {{"
+    loop_end = "}"
+    # Mesa's llvmpipe (lavapipe) stops an invocation after 65,535 loop iterations in all,
+    # so short inner loops (dot products, vector lanes) are unrolled
+    unroll = 64
+    state = "var {name}: {type} = {value};"
+    assign = "{name} = {expr};"
+    declare_index = "let {name} = {expr};"
+    as_value = "{type}({name})"
+    clamp = "clamp({p}, 0, {last})"
+    element = "{name}[{i}]"
+    array = "var {name}: array<{type}, {size}>;"
+    unravel = "{flat} / {stride} % {extent}"
+    minimum = "min({a}, {b})"
+    block, block_end = "{", "}"
+    when, when_end = "if {cond} {{", "}"
+    shared = "var<workgroup> {name}: array<{type}, {size}>;"
+    barrier = "workgroupBarrier();"
 
     def kernel_frame(self, name: str, ty: str, prog: Program) -> tuple[list[str], int, list[str]]:
         width = self.workgroup_size[0]

@@ -3,11 +3,12 @@ Python kernels ``fn(n, *buffers)`` (tang.gpu's CPU device), each following the s
 plan for its comprehension (``tang.tensor.passes.schedule``).
 
 WGSL kernels index their invocations like every tang.gpu kernel (two dimensions of
-workgroups), bind the buffers they read (read-only) and the one they write, and are printed
-from the same statement table as the C and Python loop nests (``STATEMENTS``): a per-element
-or vector plan prints the loop nest body once per invocation; a tiled plan stages row and
-column tiles through workgroup memory between barriers; a combine tree folds strided shares
-of one reduction per invocation and combines them pairwise in workgroup memory.
+workgroups), bind the buffers they read (read-only) and the one they write, and spell their
+statements from the WGSL printer's table (``tang.lower.wgsl.WGSL``), as the C and Python loop
+nests do from theirs: a per-element or vector plan prints the loop nest body once per
+invocation; a tiled plan stages row and column tiles through workgroup memory between
+barriers; a combine tree folds strided shares of one reduction per invocation and combines
+them pairwise in workgroup memory.
 """
 
 from __future__ import annotations
@@ -57,7 +58,8 @@ def _unravel(w: _Writer, flat: str, axes: list[tuple[str, int]]) -> dict[str, st
     """Integer expressions for each axis of a row-major index ``flat`` over ``axes``."""
     strides = row_major([e for _, e in axes])
     return {
-        n: w.st.unravel.format(flat=flat, stride=s, extent=e) for (n, e), s in zip(axes, strides)
+        n: w.printer.unravel.format(flat=flat, stride=s, extent=e)
+        for (n, e), s in zip(axes, strides)
     }
 
 
@@ -77,10 +79,10 @@ def _per_invocation(w: _Writer, comp: Comprehension, p: Plan, idents: dict, shap
     vector axes. Returns the invocation count."""
     outer = [(n, e) for n, e in zip(comp.index, comp.shape) if n not in p.vector]
     items = max(1, math.prod(e for _, e in outer))
-    w.emit(w.st.when.format(cond=f"_flat >= {items}"))
+    w.emit(w.printer.when.format(cond=f"_flat >= {items}"))
     w.depth += 1
     w.emit("return;")
-    w.close(w.st.when_end)
+    w.close(w.printer.when_end)
     emit_comprehension(w, comp, p, _unravel(w, "_flat", outer), idents, shapes)
     return items
 
@@ -88,7 +90,7 @@ def _per_invocation(w: _Writer, comp: Comprehension, p: Plan, idents: dict, shap
 def _tiled(w: _Writer, comp: Comprehension, p: Plan, idents: dict, shapes: dict) -> int:
     """Square tiles of the output axes ``a`` × ``b``, one workgroup each; row and column
     tiles of the staged reads pass through workgroup memory, ``tile`` steps at a time."""
-    st, t = w.st, p.tile
+    st, t = w.printer, p.tile
     assert st.shared is not None and st.barrier is not None and p.a and p.b
     sc = _Scope(w, comp, idents, shapes)
     x = sc.p
@@ -101,16 +103,22 @@ def _tiled(w: _Writer, comp: Comprehension, p: Plan, idents: dict, shapes: dict)
     w.depth += 1
     w.emit("return;")
     w.close(st.when_end)
-    w.emit(st.index.format(name="_ly", expr=f"_local / {t}"))
-    w.emit(st.index.format(name="_lx", expr=f"_local % {t}"))
+    w.emit(st.declare_index.format(name="_ly", expr=f"_local / {t}"))
+    w.emit(st.declare_index.format(name="_lx", expr=f"_local % {t}"))
     tiles = _unravel(w, "_group", [*batch, ("_ta", ta), ("_tb", tb)])
     for n, _ in batch:
-        w.emit(st.index.format(name=sc.local[n], expr=tiles[n]))
+        w.emit(st.declare_index.format(name=sc.local[n], expr=tiles[n]))
     for axis, tile_axis, lane in ((p.a, "_ta", "_ly"), (p.b, "_tb", "_lx")):
-        w.emit(st.index.format(name=f"{x}raw_{axis}", expr=f"({tiles[tile_axis]}) * {t} + {lane}"))
+        w.emit(
+            st.declare_index.format(
+                name=f"{x}raw_{axis}", expr=f"({tiles[tile_axis]}) * {t} + {lane}"
+            )
+        )
         last = extent[axis] - 1
         w.emit(
-            st.index.format(name=sc.local[axis], expr=st.minimum.format(a=f"{x}raw_{axis}", b=last))
+            st.declare_index.format(
+                name=sc.local[axis], expr=st.minimum.format(a=f"{x}raw_{axis}", b=last)
+            )
         )
     staged = {name: f"{x}w{k}" for k, name in enumerate([*p.rows, *p.cols])}
     monoid = comp.monoid
@@ -123,7 +131,7 @@ def _tiled(w: _Writer, comp: Comprehension, p: Plan, idents: dict, shapes: dict)
         read = comp.reads[name]
         assert isinstance(read, Load)
         w.emit(
-            st.index.format(
+            st.declare_index.format(
                 name=f"{x}k_{staged[name]}", expr=st.minimum.format(a=f"_k0 + {lane}", b=k_len - 1)
             )
         )
@@ -133,10 +141,10 @@ def _tiled(w: _Writer, comp: Comprehension, p: Plan, idents: dict, shapes: dict)
         if lo < 0 or hi >= size:
             at = st.clamp.format(p=at, last=size - 1)
         cell = st.element.format(name=staged[name], i="_local")
-        w.emit(st.assign.format(name=cell, expr=f"{idents[read.source]}[{at}]"))
+        w.emit(st.assign.format(name=cell, expr=st.element.format(name=idents[read.source], i=at)))
     w.emit(st.barrier)
     w.loop("_kk", st.minimum.format(a=t, b=f"{k_len} - _k0"))
-    w.emit(st.index.format(name=sc.local[r], expr="_k0 + _kk"))
+    w.emit(st.declare_index.format(name=sc.local[r], expr="_k0 + _kk"))
     names = dict(sc.names)
     for name in p.rows:
         names[name] = st.element.format(name=staged[name], i=f"_ly * {t} + _kk")
@@ -164,7 +172,7 @@ def _tiled(w: _Writer, comp: Comprehension, p: Plan, idents: dict, shapes: dict)
 def _tree(w: _Writer, comp: Comprehension, p: Plan, idents: dict, shapes: dict) -> int:
     """One workgroup per output element: each invocation folds every ``width``-th step of
     the reduction, then the partial states combine pairwise in workgroup memory."""
-    st, width = w.st, p.width
+    st, width = w.printer, p.width
     assert st.shared is not None and st.barrier is not None
     monoid = comp.monoid
     assert monoid is not None
@@ -180,7 +188,7 @@ def _tree(w: _Writer, comp: Comprehension, p: Plan, idents: dict, shapes: dict) 
         w.emit(st.state.format(type=w.type, name=s, value=w.literal(v)))
     steps = math.prod(e for _, e in comp.reduce)
     w.loop("_q", -(-steps // width))
-    w.emit(st.index.format(name="_step", expr=f"_q * {width} + _local"))
+    w.emit(st.declare_index.format(name="_step", expr=f"_q * {width} + _local"))
     w.open(st.when.format(cond=f"_step < {steps}"))
     sc.indices(_unravel(w, "_step", list(comp.reduce)), every=True)
     sc.load(comp.body)
@@ -243,7 +251,7 @@ def wgsl_kernel(
             names = [f"_0w{k}" for k in range(len(p.rows) + len(p.cols))]
         else:
             names = [f"_0p{k}" for k in range(comp.monoid.arity)]  # type: ignore[union-attr]
-        shared_decls = [w.st.shared.format(type=w.type, name=n, size=width) for n in names]  # type: ignore[union-attr]
+        shared_decls = [w.printer.shared.format(type=w.type, name=n, size=width) for n in names]  # type: ignore[union-attr]
         items = (_tiled if p.kind == "tiled" else _tree)(w, comp, p, idents, dict(shapes))
         builtins = [
             "@builtin(workgroup_id) _wg: vec3<u32>",

@@ -6,8 +6,9 @@ state set to the monoid's identity, a loop over the reduction variables whose bo
 reads, computes the body and folds it in with the monoid's combine, then the epilogue and a
 store. An inline read computes its producer in place, in a nested block. Expressions print
 through ``tang.lower``'s printers (each backend's op table, literals and declarations, via
-``schedule``); the statement forms added here — function, loop, state, assignment, buffer
-load and store — are one table entry per language (``STATEMENTS``), not code per op.
+``schedule``); so do the statement forms of a loop nest — function, loop, state,
+assignment, buffer load and store, private and workgroup arrays, barriers — one spelling each
+in the same printer class (``tang.lower.base.LOOP_NEST``), not code per op.
 """
 
 from __future__ import annotations
@@ -15,140 +16,17 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from ..expr.graph import BOOL_OPS, Node, make, topo_order, var
 from ..lower import BACKENDS
-from ..lower.base import ATOM, identifiers
+from ..lower.base import ATOM, LOOP_NEST, LOOP_NEST_FUNCTION, identifiers
 from ..lower.program import ABS, Let, Store, schedule
-from ..lower.python import IMPORTS
 from .comprehension import Comprehension, Inline, Load, Monoid, TensorGraph
 from .passes.schedule import Plan, eliminate_pinned, loop_stop
 from .passes.schedule import plan as schedule_plan
 from .printing import format_comprehension
 from .view import row_major
-
-
-@dataclass(frozen=True)
-class Statements:
-    """How one language spells the statements of a loop nest (``str.format`` templates)."""
-
-    header: tuple[str, ...]
-    function: str  # {name}, {params}
-    end: str | None  # closes the function (None: indentation does)
-    param_in: str  # {type}, {name}
-    param_out: str
-    loop: str  # {var}, {extent}
-    loop_end: str | None
-    state: str  # a mutable accumulator: {type}, {name}, {value}
-    assign: str  # {name}, {expr}
-    load: str  # {type}, {name}, {buffer}, {index}
-    store: str  # {buffer}, {index}, {expr}
-    index: str  # an integer local: {name}, {expr}
-    as_value: str  # an index variable used as a number: {name}, {type}
-    clamp: str  # a position kept inside its buffer: {p}, {last}
-    block: str | None  # opens a nested scope (None: none needed)
-    block_end: str | None
-    array: str  # a private array of {size} elements: {type}, {name}, {size}, {value}
-    element: str  # one element of a private or shared array: {name}, {i}
-    unravel: str  # one axis of a flat index: {flat}, {stride}, {extent}
-    minimum: str  # the smaller of two integers: {a}, {b}
-    loop_step: str  # a loop counting by {step}: {var}, {extent}, {step}
-    when: str  # opens a conditional block: {cond}
-    when_end: str | None
-    shared: str | None  # workgroup memory: {type}, {name}, {size} (None: no workgroups)
-    barrier: str | None  # every invocation of the workgroup waits here
-    unroll: int = 0  # loops of a constant extent up to this are printed unrolled
-
-
-STATEMENTS: dict[str, Statements] = {
-    "c": Statements(
-        header=("#include <math.h>", ""),
-        function="void {name}({params}) {{",
-        end="}",
-        param_in="const {type} *restrict {name}",
-        param_out="{type} *restrict {name}",
-        loop="for (long {var} = 0; {var} < {extent}; ++{var}) {{",
-        loop_end="}",
-        state="{type} {name} = {value};",
-        assign="{name} = {expr};",
-        load="const {type} {name} = {buffer}[{index}];",
-        store="{buffer}[{index}] = {expr};",
-        index="const long {name} = {expr};",
-        as_value="(({type}){name})",
-        clamp="(({p}) < 0 ? 0 : ({p}) > {last} ? {last} : ({p}))",
-        block="{",
-        block_end="}",
-        array="{type} {name}[{size}];",
-        element="{name}[{i}]",
-        unravel="{flat} / {stride} % {extent}",
-        minimum="(({a}) < ({b}) ? ({a}) : ({b}))",
-        loop_step="for (long {var} = 0; {var} < {extent}; {var} += {step}) {{",
-        when="if ({cond}) {{",
-        when_end="}",
-        shared=None,
-        barrier=None,
-    ),
-    "wgsl": Statements(  # one kernel per comprehension: tang.tensor.kernels
-        header=(),
-        function="",
-        end=None,
-        param_in="",
-        param_out="",
-        loop="for (var {var}: i32 = 0; {var} < {extent}; {var}++) {{",
-        loop_end="}",
-        state="var {name}: {type} = {value};",
-        assign="{name} = {expr};",
-        load="let {name} = {buffer}[{index}];",
-        store="{buffer}[{index}] = {expr};",
-        index="let {name} = {expr};",
-        as_value="{type}({name})",
-        clamp="clamp({p}, 0, {last})",
-        block="{",
-        block_end="}",
-        array="var {name}: array<{type}, {size}>;",
-        element="{name}[{i}]",
-        unravel="{flat} / {stride} % {extent}",
-        minimum="min({a}, {b})",
-        loop_step="for (var {var}: i32 = 0; {var} < {extent}; {var} += {step}) {{",
-        when="if {cond} {{",
-        when_end="}",
-        shared="var<workgroup> {name}: array<{type}, {size}>;",
-        barrier="workgroupBarrier();",
-        # Mesa's llvmpipe (lavapipe) stops an invocation after 65,535 loop iterations in
-        # all, so short inner loops (dot products, vector lanes) are unrolled
-        unroll=64,
-    ),
-    "python": Statements(
-        header=(*IMPORTS, "", ""),
-        function="def {name}({params}):",
-        end=None,
-        param_in="{name}",
-        param_out="{name}",
-        loop="for {var} in range({extent}):",
-        loop_end=None,
-        state="{name} = {value}",
-        assign="{name} = {expr}",
-        load="{name} = {buffer}[{index}]",
-        store="{buffer}[{index}] = {expr}",
-        index="{name} = {expr}",
-        as_value="{name}",
-        clamp="min(max({p}, 0), {last})",
-        block=None,
-        block_end=None,
-        array="{name} = [{value}] * {size}",
-        element="{name}[{i}]",
-        unravel="{flat} // {stride} % {extent}",
-        minimum="min({a}, {b})",
-        loop_step="for {var} in range(0, {extent}, {step}):",
-        when="if {cond}:",
-        when_end=None,
-        shared=None,
-        barrier=None,
-    ),
-}
-
 
 # the longest reduction of an inline producer whose invariant loads are staged
 MAX_STAGED = 128
@@ -172,7 +50,7 @@ class _Writer:
 
     def __init__(self, language: str, dtype: str) -> None:
         self.printer = BACKENDS[language]
-        self.st = STATEMENTS[language]
+        self.printer.require(LOOP_NEST, "tensor graphs")
         self.dtype = dtype
         self.type = self.printer.types[dtype]
         self.lines: list[str] = []
@@ -207,22 +85,24 @@ class _Writer:
         unroll = (
             isinstance(extent, int)
             and not nested
-            and 0 < extent <= self.st.unroll
-            and self.st.block is not None
+            and 0 < extent <= self.printer.unroll
+            and self.printer.block is not None
         )
         if not unroll:  # a loop: the body is already indented one level in
-            header = self.printer.indent * self.depth + self.st.loop.format(var=var, extent=extent)
+            header = self.printer.indent * self.depth + self.printer.loop.format(
+                var=var, extent=extent
+            )
             self.lines.insert(start, header)
-            if self.st.loop_end is not None:
-                self.emit(self.st.loop_end)
+            if self.printer.loop_end is not None:
+                self.emit(self.printer.loop_end)
             return
         body = self.lines[start:]
         del self.lines[start:]
         for value in range(extent):
-            self.open(self.st.block)  # type: ignore[arg-type]
-            self.emit(self.st.index.format(name=var, expr=value))
+            self.open(self.printer.block)  # type: ignore[arg-type]
+            self.emit(self.printer.declare_index.format(name=var, expr=value))
             self.lines.extend(body)
-            self.close(self.st.block_end)
+            self.close(self.printer.block_end)
 
     def scope(self) -> str:
         return f"_{next(self._scopes)}"
@@ -282,7 +162,7 @@ class _Scope:
         self.local = {n: f"{p}{n}" for n in comp.names}
         self.reads = {name: f"{p}v{k}" for k, name in enumerate(comp.reads)}
         self.names = {
-            n: w.st.as_value.format(name=self.local[n], type=w.type) for n in comp.names
+            n: w.printer.as_value.format(name=self.local[n], type=w.type) for n in comp.names
         } | self.reads
 
     def indices(self, given: Mapping[str, str], every: bool = False) -> None:
@@ -291,7 +171,7 @@ class _Scope:
         used = _used_indices(self.comp, set(self.staged))
         for name, expr in given.items():
             if every or name in used:
-                self.w.emit(self.w.st.index.format(name=self.local[name], expr=expr))
+                self.w.emit(self.w.printer.declare_index.format(name=self.local[name], expr=expr))
 
     def address(self, view: Any, local: Mapping[str, str] | None = None) -> str:
         """The flat position ``view`` gives for the index variables' local names."""
@@ -310,7 +190,7 @@ class _Scope:
                 continue
             if name in self.staged:
                 ((r, _),) = comp.reduce
-                cell = w.st.element.format(name=self.staged[name], i=self.local[r])
+                cell = w.printer.element.format(name=self.staged[name], i=self.local[r])
                 w.emit(w.printer.declare.format(type=w.type, name=self.reads[name], expr=cell))
                 continue
             if isinstance(read, Load):
@@ -319,13 +199,12 @@ class _Scope:
                 at = self.address(v)
                 lo, hi = v.span() if v.size else (0, 0)
                 if lo < 0 or hi >= size:  # only under a guard that discards the value
-                    at = w.st.clamp.format(p=at, last=size - 1)
+                    at = w.printer.clamp.format(p=at, last=size - 1)
                 w.emit(
-                    w.st.load.format(
+                    w.printer.declare.format(
                         type=w.type,
                         name=self.reads[name],
-                        buffer=self.buffers[read.source],
-                        index=at,
+                        expr=w.printer.element.format(name=self.buffers[read.source], i=at),
                     )
                 )
                 continue
@@ -333,14 +212,16 @@ class _Scope:
                 _affine([(k, self.local[n]) for k, n in zip(row, comp.names) if k], c)
                 for row, c in zip(read.index.rows, read.index.consts)
             ]
-            if w.st.block:
-                w.emit(w.st.state.format(type=w.type, name=self.reads[name], value=w.literal(0)))
-                w.open(w.st.block)
+            if w.printer.block:
+                w.emit(
+                    w.printer.state.format(type=w.type, name=self.reads[name], value=w.literal(0))
+                )
+                w.open(w.printer.block)
             staged = self.inline_staged.get(name)
             value = _value(w, read.comp, inner, self.buffers, self.shapes, staged)
-            w.emit(w.st.assign.format(name=self.reads[name], expr=value))
-            if w.st.block:
-                w.close(w.st.block_end)
+            w.emit(w.printer.assign.format(name=self.reads[name], expr=value))
+            if w.printer.block:
+                w.close(w.printer.block_end)
 
 
 def _value(
@@ -364,7 +245,7 @@ def _value(
     assert monoid is not None
     state = [f"{p}s{k}" for k in range(monoid.arity)]
     for s, v in zip(state, monoid.identity):
-        w.emit(w.st.state.format(type=w.type, name=s, value=w.literal(v)))
+        w.emit(w.printer.state.format(type=w.type, name=s, value=w.literal(v)))
     for n, e in comp.reduce:
         w.loop(sc.local[n], _stop(sc, e))
     sc.load(comp.body)
@@ -386,7 +267,7 @@ def _stop(sc: _Scope, extent: int) -> int | str:
         return extent
     coeffs, const = found
     bound = _affine([(k, sc.local[n]) for n, k in coeffs.items()], const)
-    return sc.w.st.minimum.format(a=extent, b=bound)
+    return sc.w.printer.minimum.format(a=extent, b=bound)
 
 
 def _elements(
@@ -420,13 +301,13 @@ def _fold(
     primes = {monoid.state[k] + "'": e for k, e in zip(components, element)}
     folded = w.expressions(nodes, dict(scope) | primes, f"{p}c")
     if len(components) == 1:
-        w.emit(w.st.assign.format(name=targets[0], expr=folded[0]))
+        w.emit(w.printer.assign.format(name=targets[0], expr=folded[0]))
         return
     fresh = [f"{p}n{k}" for k in components]
     for name, text in zip(fresh, folded):
         w.emit(w.printer.declare.format(type=w.type, name=name, expr=text))
     for target, name in zip(targets, fresh):
-        w.emit(w.st.assign.format(name=target, expr=name))
+        w.emit(w.printer.assign.format(name=target, expr=name))
 
 
 def _rebuild(nodes: Sequence[Node], replace: Mapping[int, Node]) -> list[Node]:
@@ -477,7 +358,7 @@ def _vector(
     monoid = comp.monoid
     assert monoid is not None and comp.reduce
     sc = _Scope(w, comp, buffers, shapes)
-    p, st = sc.p, w.st
+    p, st = sc.p, w.printer
     sc.indices(given, every=True)
     axes = [(n, e) for n, e in zip(comp.index, comp.shape) if n in plan.vector]
     width = math.prod(e for _, e in axes)
@@ -499,7 +380,7 @@ def _vector(
         for n, e in axes:
             stride //= e
             w.emit(
-                st.index.format(
+                st.declare_index.format(
                     name=sc.local[n], expr=st.unravel.format(flat=j, stride=stride, extent=e)
                 )
             )
@@ -602,7 +483,7 @@ def stage_inline_loads(sc: _Scope, nodes: Sequence[Node]) -> None:
             continue
         inner = read.comp
         ((r, extent),) = inner.reduce
-        if extent > MAX_STAGED or not w.st.block:
+        if extent > MAX_STAGED or not w.printer.block:
             continue
         staged: dict[str, str] = {}
         for k, (rname, rd) in enumerate(inner.reads.items()):
@@ -625,15 +506,20 @@ def stage_inline_loads(sc: _Scope, nodes: Sequence[Node]) -> None:
             size = math.prod(sc.shapes[rd.source])
             lo, hi = rd.view.span()
             array_name = f"{sc.p}q{len(sc.inline_staged)}_{k}"
-            w.emit(w.st.array.format(type=w.type, name=array_name, size=extent, value=w.literal(0)))
+            w.emit(
+                w.printer.array.format(
+                    type=w.type, name=array_name, size=extent, value=w.literal(0)
+                )
+            )
             lane = f"{array_name}r"
             w.loop(lane, extent)
             terms = [(c, sc.local[u]) for u, c in coeff.items() if c] + [(r_stride, lane)]
             at = _affine(terms, const)
             if lo < 0 or hi >= size:
-                at = w.st.clamp.format(p=at, last=size - 1)
-            cell = w.st.element.format(name=array_name, i=lane)
-            w.emit(w.st.assign.format(name=cell, expr=f"{sc.buffers[rd.source]}[{at}]"))
+                at = w.printer.clamp.format(p=at, last=size - 1)
+            cell = w.printer.element.format(name=array_name, i=lane)
+            value = w.printer.element.format(name=sc.buffers[rd.source], i=at)
+            w.emit(w.printer.assign.format(name=cell, expr=value))
             w.end_loop()
             staged[rname] = array_name
         if staged:
@@ -687,7 +573,7 @@ def emit_comprehension(
     at = _affine(
         [(s, e if e.isidentifier() else f"({e})") for s, e in zip(row_major(comp.shape), index)], 0
     )
-    w.emit(w.st.store.format(buffer=out, index=at, expr=value))
+    w.emit(w.printer.store.format(buffer=out, index=at, expr=value))
 
 
 def lower_graph(
@@ -703,19 +589,25 @@ def lower_graph(
     one kernel per comprehension: ``tang.tensor.kernels.lower_wgsl``). ``scheduled``:
     follow the schedule's plans (``tang.tensor.passes.schedule``); otherwise one loop nest
     per output element."""
-    if language not in STATEMENTS or language == "wgsl":
-        raise ValueError(f"lower_graph lowers to C and Python, not {language!r}")
+    printer = BACKENDS.get(language)
+    if printer is None or not all(hasattr(printer, s) for s in LOOP_NEST_FUNCTION):
+        raise ValueError(
+            f"lower_graph lowers to {' and '.join(nest_languages())}, not {language!r}"
+        )
     w = _Writer(language, dtype)
     if not name.isidentifier():
         raise ValueError(f"{name!r} cannot name a function")
     order = [*graph.inputs, *(c.name for c in graph.comprehensions)]
     idents = identifiers(order)
     shapes = {**graph.inputs, **graph.buffers()}
-    params = [w.st.param_in.format(type=w.type, name=idents[n]) for n in graph.inputs]
+    params = [w.printer.param_in.format(type=w.type, name=idents[n]) for n in graph.inputs]
     params += [
-        w.st.param_out.format(type=w.type, name=idents[c.name]) for c in graph.comprehensions
+        w.printer.param_out.format(type=w.type, name=idents[c.name]) for c in graph.comprehensions
     ]
-    head = [*w.st.header, w.st.function.format(name=name, params=", ".join(params))]
+    head = [
+        *w.printer.nest_header,
+        w.printer.nest_function.format(name=name, params=", ".join(params)),
+    ]
     for comp in graph.comprehensions:
         if scheduled:
             comp = eliminate_pinned(comp)
@@ -727,14 +619,14 @@ def lower_graph(
         for n, e in zip(comp.index, comp.shape):
             if n in loops:
                 w.loop(loops[n], e)
-        if w.st.block:
-            w.open(w.st.block)
+        if w.printer.block:
+            w.open(w.printer.block)
         emit_comprehension(w, comp, plan, loops, idents, shapes)
-        if w.st.block:
-            w.close(w.st.block_end)
+        if w.printer.block:
+            w.close(w.printer.block_end)
         for _ in loops:
             w.end_loop()
-    tail = [w.st.end] if w.st.end else []
+    tail = [w.printer.nest_end] if w.printer.nest_end else []
     return "\n".join([*head, *w.lines, *tail]) + "\n"
 
 
@@ -748,4 +640,11 @@ def buffer_order(graph: TensorGraph) -> list[str]:
     return [*graph.inputs, *(c.name for c in graph.comprehensions)]
 
 
-__all__ = ["STATEMENTS", "Statements", "buffer_order", "lower_graph"]
+def nest_languages() -> list[str]:
+    """The backends that print a whole graph as one loop-nest function (their printers
+    spell every statement of ``LOOP_NEST`` and ``LOOP_NEST_FUNCTION``), by label."""
+    needs = (*LOOP_NEST, *LOOP_NEST_FUNCTION)
+    return [p.label for p in BACKENDS.values() if all(hasattr(p, s) for s in needs)]
+
+
+__all__ = ["buffer_order", "lower_graph", "nest_languages"]
