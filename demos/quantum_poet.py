@@ -10,8 +10,9 @@ Linear(240, 64) → Tanh → Linear(64, 64) → Tanh → Linear(64, 30), Adam (l
 
 Worker methods ``poet.*`` (one model per ``session`` id, kept in the worker between calls):
 
-    poet.create   {session, backend?}                 a fresh model: parameter count, step 0
+    poet.create   {session, backend?, device?}        a fresh model: parameter count, step 0
     poet.train    {session, budget_ms?, epochs?}      steps for about budget_ms: epoch, losses
+    poet.device   {session, device}   poet.devices {}   train on "cpu" or "gpu"; can the GPU?
     poet.stop     {session}   poet.resume {session}   pause and continue exactly where it was
     poet.status   {session}                           epoch, step, losses, stopped
     poet.generate {session, seed_text, temperature, sample_seed, length?}   seeded sampling
@@ -24,6 +25,7 @@ Worker methods ``poet.*`` (one model per ``session`` id, kept in the worker betw
 from __future__ import annotations
 
 import argparse
+import asyncio
 import base64
 import binascii
 import inspect
@@ -38,6 +40,7 @@ from functools import partial
 from typing import Any, NoReturn
 
 import tang.nn as nn
+from demos import poet_device
 from demos.api import handler
 from demos.common import finite_or_none
 
@@ -287,6 +290,11 @@ class Session:
     backend: str
     steps: int = 0  # optimizer steps taken
     stopped: bool = False
+    device: str = "cpu"  # "gpu": the step compiled on the GPU (demos/poet_device.py)
+    compiled: Any = None  # nn.CompiledTrainer while on the GPU
+    device_name: str = "cpu"  # the adapter training runs on
+    device_error: str = ""  # why the last switch to the GPU did not happen
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)  # one call at a time uses it
 
 
 _SESSIONS: dict[str, Session] = {}
@@ -322,23 +330,58 @@ def _status(s: Session) -> dict[str, Any]:
         "done": t.done,
         "stopped": s.stopped,
         "backend": s.backend,
+        "device": s.device,
+        "device_name": s.device_name,
+        "device_error": s.device_error,
         "params": parameter_count(t.model),
     }
 
 
 @handler("poet.create")
-def poet_create(session: str = "page", backend: str = "python") -> dict[str, Any]:
-    """A fresh model (always the same start: seeded) for ``session``, replacing any other."""
+async def poet_create(
+    session: str = "page", backend: str = "python", device: str = "cpu"
+) -> dict[str, Any]:
+    """A fresh model (always the same start: seeded) for ``session``, replacing any other,
+    training on ``device`` ("cpu", or "gpu" when there is an adapter: see poet.device)."""
     if backend not in nn.available_backends():
         raise ValueError(f"backend {backend!r} is not available here: {nn.available_backends()}")
+    poet_device.check_device(device)
     if session not in _SESSIONS and len(_SESSIONS) >= MAX_SESSIONS:
         _SESSIONS.pop(next(iter(_SESSIONS)))
-    _SESSIONS[session] = s = _new_session(backend)
-    return _status(s)
+    _SESSIONS[session] = _new_session(backend)
+    return await poet_device_switch(session, device)
+
+
+@handler("poet.devices")
+async def poet_devices() -> dict[str, Any]:
+    """What the switch offers: {"cpu": true, "gpu": {available, name, reason}}."""
+    return {"cpu": True, "gpu": await poet_device.probe()}
+
+
+@handler("poet.device")
+async def poet_device_switch(session: str = "page", device: str = "cpu") -> dict[str, Any]:
+    """Train on ``device`` from here on: the state moves over (parameters, Adam moments,
+    epoch and batch), so training continues exactly. With no GPU adapter the session stays
+    on the CPU and ``device_error`` says why."""
+    s = _session(session)
+    poet_device.check_device(device)
+    async with s.lock:
+        s.device_error = ""
+        if device == s.device:
+            pass
+        elif device == "gpu":
+            try:
+                await poet_device.to_gpu(s)
+            except poet_device.NoAdapter as exc:
+                s.device_error = str(exc)
+        else:
+            await poet_device.to_eager(s)
+            s.compiled, s.device, s.device_name = None, "cpu", "cpu"
+        return _status(s)
 
 
 @handler("poet.train")
-def poet_train(
+async def poet_train(
     session: str = "page",
     budget_ms: float = 60.0,
     epochs: int = PAGE_EPOCHS,
@@ -346,8 +389,9 @@ def poet_train(
 ) -> dict[str, Any]:
     """Train for about ``budget_ms`` (at least one step, never past the step that crosses
     it, nor past ``max_steps``) toward ``epochs`` epochs in all; nothing while stopped.
-    ``batch_losses``: this chunk's steps. The page asks for one step a call (a step takes
-    50–100 ms in Pyodide), so its Stop always lands within one step."""
+    ``batch_losses``: this chunk's steps (on the GPU only the last is read back, the others
+    are null). On the CPU the page asks for one step a call (a step takes 50–100 ms in
+    Pyodide), so its Stop always lands within one step; on the GPU for an epoch a call."""
     s = _session(session)
     lo, hi = BUDGET_MS
     budget = min(max(float(budget_ms), lo), hi) / 1e3
@@ -356,26 +400,46 @@ def poet_train(
     if max_steps is not None and not 1 <= int(max_steps) <= 100_000:
         raise ValueError(f"max_steps must be between 1 and 100000, not {max_steps}")
     s.trainer.epochs(max(int(epochs), s.trainer.epoch))
-    batch_losses: list[float] = []
     start = time.perf_counter()
-    while not s.stopped and not s.trainer.done:
-        step = s.trainer.step(s.loader)
-        s.steps += 1
-        batch_losses.append(step.loss)
-        if time.perf_counter() - start >= budget or len(batch_losses) == max_steps:
-            break
-    out = _status(s)
-    out["batch_losses"] = [finite_or_none(v) for v in batch_losses]
+    async with s.lock:
+        if s.stopped or s.trainer.done:
+            batch_losses: list[float | None] = []
+        elif s.device == "gpu":  # only the chunk's last loss is read back from the GPU
+            batch_losses = await poet_device.train_chunk(s, budget, max_steps)
+        else:
+            batch_losses = _train_eager(s, budget, max_steps)
+        s.steps += len(batch_losses)
+        out = _status(s)
+    out["batch_losses"] = [None if v is None else finite_or_none(v) for v in batch_losses]
     out["chunk_ms"] = (time.perf_counter() - start) * 1e3
     return out
 
 
+def _train_eager(s: Session, budget: float, max_steps: int | None) -> list[float | None]:
+    """Eager steps for about ``budget`` seconds (at least one, at most ``max_steps``)."""
+    batch_losses: list[float | None] = []
+    start = time.perf_counter()
+    while not s.trainer.done:
+        batch_losses.append(s.trainer.step(s.loader).loss)
+        if time.perf_counter() - start >= budget or len(batch_losses) == max_steps:
+            break
+    return batch_losses
+
+
+async def _on_cpu_copy(s: Session) -> None:
+    """The eager model and optimizer brought up to date with the GPU's (when training there)."""
+    if s.device == "gpu":
+        await poet_device.to_eager(s)
+
+
 @handler("poet.stop")
-def poet_stop(session: str = "page") -> dict[str, Any]:
+async def poet_stop(session: str = "page") -> dict[str, Any]:
     """Pause: later ``poet.train`` calls do nothing until ``poet.resume``."""
     s = _session(session)
-    s.stopped = True
-    return _status(s)
+    async with s.lock:
+        s.stopped = True
+        await _on_cpu_copy(s)
+        return _status(s)
 
 
 @handler("poet.resume")
@@ -392,7 +456,7 @@ def poet_status(session: str = "page") -> dict[str, Any]:
 
 
 @handler("poet.generate")
-def poet_generate(
+async def poet_generate(
     session: str = "page",
     seed_text: str = "quantum ",
     temperature: float = 0.8,
@@ -405,7 +469,9 @@ def poet_generate(
     if not isinstance(sample_seed, int) or isinstance(sample_seed, bool):
         raise ValueError(f"sample seed must be a whole number, not {sample_seed!r}")
     seed = clean_seed(seed_text)
-    text = generate(s.trainer.model, seed.text, temperature, sample_seed, length)
+    async with s.lock:
+        await _on_cpu_copy(s)
+        text = generate(s.trainer.model, seed.text, temperature, sample_seed, length)
     return {
         "seed": seed.text,
         "text": text,
@@ -422,10 +488,12 @@ def poet_params(session: str = "page") -> int:
 
 
 @handler("poet.export")
-def poet_export(session: str = "page") -> dict[str, Any]:
+async def poet_export(session: str = "page") -> dict[str, Any]:
     """The weights as a safetensors file (F64, PyTorch keys such as ``0.weight``), base64."""
     s = _session(session)
-    blob = nn.save(None, s.trainer.model, metadata={"model": "quantum-poet"})
+    async with s.lock:
+        await _on_cpu_copy(s)
+        blob = nn.save(None, s.trainer.model, metadata={"model": "quantum-poet"})
     return {
         "data": base64.b64encode(blob).decode("ascii"),
         "bytes": len(blob),
@@ -434,7 +502,7 @@ def poet_export(session: str = "page") -> dict[str, Any]:
 
 
 @handler("poet.import")
-def poet_import(session: str = "page", data: str = "") -> dict[str, Any]:
+async def poet_import(session: str = "page", data: str = "") -> dict[str, Any]:
     """Weights from a safetensors file (base64); checked in full before any is set, so a
     bad file leaves the model as it was. The optimizer's moments carry on as they were."""
     s = _session(session)
@@ -442,8 +510,11 @@ def poet_import(session: str = "page", data: str = "") -> dict[str, Any]:
         blob = base64.b64decode(data, validate=True)
     except (binascii.Error, ValueError, TypeError):
         raise ValueError("the upload is not valid base64") from None
-    load_weights(s.trainer, blob)
-    out = _status(s)
+    async with s.lock:
+        await _on_cpu_copy(s)  # the Adam moments as they stand
+        load_weights(s.trainer, blob)
+        s.compiled = None  # on the GPU, the next chunk compiles again from the new weights
+        out = _status(s)
     out["bytes"] = len(blob)
     return out
 

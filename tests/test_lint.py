@@ -15,3 +15,12 @@ def test_ruff_is_clean(command: list[str]) -> None:
     assert ruff, "ruff is a dev dependency: pip install -e .[dev]"
     done = subprocess.run([ruff, *command], cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_no_two_test_modules_share_a_name() -> None:
+    # tests/ and e2e/ are not packages: pytest imports each file by its base name, so a
+    # second test_x.py in the other folder stops the whole run at collection
+    seen: dict[str, Path] = {}
+    for path in sorted([*ROOT.glob("tests/test_*.py"), *ROOT.glob("e2e/test_*.py")]):
+        assert path.name not in seen, f"{path} and {seen[path.name]} share a name"
+        seen[path.name] = path

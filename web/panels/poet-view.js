@@ -1,5 +1,5 @@
 // The "A model" card's DOM and loss plot (./poet.js is its controller): Train/Stop/Resume,
-// the loss curve, the readouts, the sampling controls and text, the weight files, the
+// the CPU/GPU switch, the loss curve, the readouts, the sampling controls and text, the weight files, the
 // Python source the worker reads from demos/quantum_poet.py, and the desktop command.
 import { readouts } from "../lib/card.js";
 import { cssColor, disc, fitCanvas } from "../lib/canvas.js";
@@ -12,13 +12,20 @@ import { fmt } from "../lib/format.js";
 export function poetView(el, firstCommand) {
   const button = (text, props = {}) => h("button", { type: "button", ...props }, text);
   const { list, show } = readouts([
-    ["Epoch / step", "epoch"], ["Loss", "loss"], ["Parameters", "params"],
+    ["Epoch / step", "epoch"], ["Loss", "loss"], ["Parameters", "params"], ["Trains on", "device"],
   ]);
+  const radio = (value, props) => h("input", {
+    type: "radio", name: "poet-device", value, className: `poet-device-${value}`, ...props,
+  });
   const v = {
     show,
     trainBtn: button("Train", { className: "poet-train", disabled: true }),
     stopBtn: button("Stop", { className: "poet-stop", disabled: true }),
     resumeBtn: button("Resume", { className: "poet-resume", disabled: true }),
+    deviceCpu: radio("cpu", { checked: true }),
+    deviceGpu: radio("gpu", { disabled: true, "aria-describedby": "poet-device-note" }),
+    deviceNote: h("span", { className: "poet-device-note", id: "poet-device-note" },
+      "looking for a WebGPU adapter…"),
     canvas: h("canvas", {
       className: "plot poet-loss", role: "img",
       "aria-label": "Training loss per step (log scale), with each epoch's mean as a dot",
@@ -53,8 +60,13 @@ export function poetView(el, firstCommand) {
   el.append(
     h("p", { className: "demo-what" }, "tang.nn trains a 21,534-parameter character model " +
       "on 20 physics haikus right here, in pure Python in this page's worker: tensors with " +
-      "reverse-mode autograd, Adam, then sampling one character at a time."),
+      "reverse-mode autograd, Adam, then sampling one character at a time. On the GPU, the " +
+      "whole training step is compiled from the tensor IR and runs on this page's WebGPU."),
     h("div", { className: "poet-buttons" }, v.trainBtn, v.stopBtn, v.resumeBtn),
+    h("fieldset", { className: "poet-device" }, h("legend", {}, "Train on"),
+      h("label", {}, v.deviceCpu, " CPU (pure Python)"),
+      h("label", {}, v.deviceGpu, " GPU (WebGPU, the step compiled from the tensor IR)"),
+      v.deviceNote),
     v.canvas,
     list,
     h("div", { className: "poet-controls" },
@@ -84,7 +96,8 @@ export function poetView(el, firstCommand) {
   return v;
 }
 
-/** The loss curve on a log scale: every step's batch loss (thin) and each epoch's mean (dots). */
+/** The loss curve on a log scale: every step's batch loss (thin; null where the GPU did not
+ * read it back) and each epoch's mean (dots). */
 export function drawLosses(canvas, steps, epochs, perEpoch) {
   const { ctx, width: w, height: hgt } = fitCanvas(canvas);
   ctx.clearRect(0, 0, w, hgt);
@@ -99,7 +112,7 @@ export function drawLosses(canvas, steps, epochs, perEpoch) {
   let hi = all.length ? Math.log10(Math.max(...all)) : 1;
   lo = Math.floor(Math.min(lo, -1));
   hi = Math.ceil(Math.max(hi, 0.5));
-  const n = Math.max(steps.length, perEpoch * 2, 1);
+  const n = Math.max(steps.length, perEpoch * Math.max(2, epochs.length), 1);
   const X = (i) => left + (pw * i) / n;
   const Y = (v) => 6 + ph * (1 - (Math.log10(v) - lo) / (hi - lo));
   ctx.font = "11px system-ui, sans-serif";
@@ -119,10 +132,11 @@ export function drawLosses(canvas, steps, epochs, perEpoch) {
   ctx.textAlign = "left";
   ctx.textBaseline = "alphabetic";
   ctx.fillText(`step ${steps.length}`, left, hgt - 4);
-  if (steps.length > 1) {
+  const read = steps.flatMap((v, i) => (v === null ? [] : [[X(i), Y(v)]])); // GPU: sparse
+  if (read.length > 1) {
     ctx.strokeStyle = "#a5b4fc";
     ctx.beginPath();
-    steps.forEach((v, i) => (i ? ctx.lineTo(X(i), Y(v)) : ctx.moveTo(X(i), Y(v))));
+    read.forEach(([x, y], i) => (i ? ctx.lineTo(x, y) : ctx.moveTo(x, y)));
     ctx.stroke();
   }
   ctx.fillStyle = "#4f46e5";

@@ -2,6 +2,9 @@
 // physics haikus, trained by tang.nn in this page's worker (pure Python). Training runs as a
 // loop of short worker calls (poet.train, one step each), so the page stays responsive and
 // Stop takes effect after the step in flight. Every few epochs the card writes a sample.
+// The CPU/GPU switch moves training onto this page's WebGPU adapter (the whole step compiled
+// from the tensor IR, demos/poet_device.py) and back, mid-epoch included; with no adapter the
+// GPU option is disabled and says why.
 // The Python shown is read from demos/quantum_poet.py by the worker (poet.source).
 // ./poet-view.js builds the card and draws the loss; this file is the controller.
 import { pythonStarted } from "../lib/card.js";
@@ -15,6 +18,9 @@ const SESSION = "page";
 const EPOCHS = 200; // Train runs up to this many epochs
 const CHUNK_MS = 100; // worker time per call, at most; one step takes 50–100 ms in Pyodide
 const CHUNK_STEPS = 1; // one step a call: Stop lands within one step
+// On the GPU a step is ~14 ms but each read back waits ~0.1 s for the queue: one epoch a call
+// (its mean and last loss read back; 0.6–0.9 s on lavapipe, so Stop lands within that)
+const GPU_CHUNK_STEPS = 43;
 const SAMPLE_EVERY = 2; // epochs between the samples written while training
 const SAMPLE_CHARS = 160;
 const MAX_UPLOAD = 4 << 20; // bytes: the poet's weights are 173 KB
@@ -72,6 +78,10 @@ export default {
     }
     view.downloadBtn.addEventListener("click", () => poet.exclusive(() => poet.download()));
     view.fileInput.addEventListener("change", () => poet.exclusive(() => poet.upload()));
+    for (const radio of [view.deviceCpu, view.deviceGpu]) {
+      radio.addEventListener("change", () => radio.checked &&
+        poet.exclusive(() => poet.switchDevice(radio.value)));
+    }
     poet.updateSeedNote();
 
     const failed = () => view.say("Python did not start, so the model cannot train.", true);
@@ -80,6 +90,7 @@ export default {
       const [src, s] = await Promise.all([
         call("poet.source"),
         call("poet.create", { session: SESSION }),
+        poet.findDevices(),
       ]);
       view.showSource(src);
       poet.showStatus(s);
@@ -103,7 +114,8 @@ class PoetCard {
     this.running = false; // a training loop is going
     this.stopWanted = false;
     this.lastSampleEpoch = 0;
-    this.busy = Promise.resolve(); // generate/export/import wait for each other
+    this.busy = Promise.resolve(); // generate/export/import/switch wait for each other
+    this.gpuAvailable = false; // poet.devices found a WebGPU adapter
   }
 
   redraw() {
@@ -121,6 +133,8 @@ class PoetCard {
     view.generateBtn.disabled = !ok;
     view.downloadBtn.disabled = !ok || running;
     view.fileInput.disabled = !ok || running;
+    view.deviceCpu.disabled = !ok;
+    view.deviceGpu.disabled = !ok || !this.gpuAvailable;
   }
 
   showStatus(s) {
@@ -134,6 +148,10 @@ class PoetCard {
       : `${last === null ? "" : `epoch mean ${fmt(last, 4)}`}` +
         `${batch === null ? "" : `${last === null ? "" : " · "}last batch ${fmt(batch, 4)}`}`);
     view.show("params", s.params.toLocaleString("en-US"));
+    view.show("device", s.device === "gpu" ? `GPU: ${s.device_name}` : "CPU (pure Python)");
+    view.deviceGpu.checked = s.device === "gpu";
+    view.deviceCpu.checked = s.device !== "gpu";
+    el.dataset.device = s.device;
     el.dataset.epoch = String(s.epoch);
     el.dataset.step = String(s.step);
     el.dataset.loss = batch === null ? "" : String(batch);
@@ -184,6 +202,38 @@ class PoetCard {
     return r;
   }
 
+  /** Offer the GPU when the worker finds a WebGPU adapter; else keep it disabled, saying why. */
+  async findDevices() {
+    const { el, view } = this;
+    let gpu;
+    try {
+      gpu = (await this.call("poet.devices")).gpu;
+    } catch (err) {
+      gpu = { available: false, reason: err.message };
+    }
+    this.gpuAvailable = gpu.available;
+    view.deviceNote.textContent = gpu.available ? `adapter: ${gpu.name}`
+      : `GPU unavailable: ${gpu.reason}`;
+    el.dataset.gpu = gpu.available ? "available" : "unavailable";
+    this.setButtons();
+  }
+
+  /** Train on `device` from the next step on; the worker moves the parameters, the Adam
+   * state and the place in the epoch over, so training continues exactly. */
+  async switchDevice(device) {
+    const { view } = this;
+    try {
+      const s = await this.call("poet.device", { session: SESSION, device });
+      this.showStatus(s);
+      if (s.device_error) view.say(s.device_error, true);
+      else view.say(`Training on the ${s.device === "gpu" ? `GPU (${s.device_name})` : "CPU"} ` +
+        `from epoch ${s.epoch}, step ${s.step}.`);
+    } catch (err) {
+      if (this.status) this.showStatus(this.status);
+      view.say(`Could not switch to the ${device.toUpperCase()}: ${err.message}`, true);
+    }
+  }
+
   /** Train: a fresh model, then the training loop. */
   async trainFresh() {
     const { view } = this;
@@ -195,7 +245,9 @@ class PoetCard {
     view.sample.textContent = "";
     view.sampleNote.textContent = "";
     try {
-      this.showStatus(await this.exclusive(() => this.call("poet.create", { session: SESSION })));
+      const device = this.status?.device ?? "cpu"; // a fresh model on the chosen device
+      this.showStatus(await this.exclusive(() =>
+        this.call("poet.create", { session: SESSION, device })));
     } catch (err) {
       this.running = false;
       this.setButtons();
@@ -214,8 +266,9 @@ class PoetCard {
     this.setButtons();
     try {
       while (!this.stopWanted) {
+        const steps = this.status?.device === "gpu" ? GPU_CHUNK_STEPS : CHUNK_STEPS;
         const s = await this.call("poet.train", { session: SESSION, budget_ms: CHUNK_MS,
-          max_steps: CHUNK_STEPS, epochs: EPOCHS });
+          max_steps: steps, epochs: EPOCHS });
         this.showStatus(s);
         const since = this.lastSampleEpoch;
         if (s.epoch >= since + SAMPLE_EVERY || (s.done && s.epoch > since)) {
