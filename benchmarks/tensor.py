@@ -9,7 +9,10 @@ one run:
    same comprehension unscheduled (one invocation per element) to show what tiling buys;
 3. one transformer block (RMSNorm → grouped-query attention with RoPE → SwiGLU, residuals),
    forward + derived backward as one compiled graph, next to numpy's hand-written forward
-   and backward of the same block (checked to agree).
+   and backward of the same block (checked to agree);
+4. seconds per Quantum Poet epoch with the whole training step compiled from the IR and
+   resident on the device, next to tang.nn's eager pure Python and numpy paths (the
+   contenders of benchmarks/train.py, run here on the same device).
 
     python benchmarks/tensor.py [--repeat R] [--n N]
 
@@ -265,6 +268,34 @@ def block(dev, repeat: int, t_len=32, dm=32, heads=4, kv_heads=2, dh=8, hidden=6
         )
 
 
+# ---- 4. the Quantum Poet's training epoch ---------------------------------------------------
+
+
+def poet_epoch(dev, repeat: int, epochs: int = 1) -> None:
+    """Seconds per Poet epoch (best of ``repeat``), compiled on ``dev`` vs eager tang.nn."""
+    import train  # benchmarks/train.py: the same contenders, not a copy
+
+    contenders = {
+        "compiled on the device": lambda: train.train_compiled(dev, epochs),
+        "eager pure Python": lambda: train.train_tang("python", epochs),
+    }
+    if "numpy" in train.nn.available_backends():
+        contenders["eager numpy"] = lambda: train.train_tang("numpy", epochs)
+    print(f"\nQuantum Poet, {epochs} epoch(s) x {repeat} runs: seconds per epoch")
+    best: dict[str, float] = {}
+    losses: dict[str, list[float]] = {}
+    for _ in range(repeat):
+        for name, run in contenders.items():
+            seconds, losses[name] = run()
+            best[name] = min(best.get(name, float("inf")), seconds / epochs)
+    device_s = best["compiled on the device"]
+    for name, seconds in best.items():
+        ratio = f"{seconds / device_s:6.2f}x the device's time" if seconds != device_s else ""
+        last = " ".join(f"{v:.6f}" for v in losses[name])
+        print(f"  {name:26s} {seconds:9.3f} s   {ratio:26s} epoch losses {last}")
+    print(f"  graph and kernels built in {min(train.COMPILE_SECONDS):.2f} s (not counted)")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
@@ -281,6 +312,7 @@ def main() -> int:
     attention(dev, args.n, 64, args.repeat)
     matmul(dev, 512, args.repeat)
     block(dev, args.repeat)
+    poet_epoch(dev, args.repeat)
     return 0
 
 

@@ -73,6 +73,24 @@ big = dev.empty(n + 64, "u32")
 got = await dev.run_async(await dev.kernel_async(src), [big, n], n, out=big)
 out["grid"] = gpu.grid(n, wg, dev.limits.max_workgroups_per_dimension)
 out["visited_once"] = got[:n] == array("I", range(1, n + 1)) and not any(got[n:])
+
+# several dispatches recorded into one command buffer: the results of separate submits
+import contextlib
+
+async def chain(batched):
+    double = await dev.kernel_async(elementwise("x0[i] * 2.0 + 1.0"))
+    add = await dev.kernel_async(elementwise("x0[i] + x1[i]", inputs=2))
+    a, b, c = dev.buffer([0.5, -1.0, 2.0]), dev.empty(3), dev.empty(3)
+    before = dev.submits
+    with dev.batch() if batched else contextlib.nullcontext():
+        dev.dispatch(double, [a, b, 3], 3)
+        dev.dispatch(add, [b, a, c, 3], 3)
+        dev.write(a, [1.0, 1.0, 1.0])  # after the two above, before the one below
+        dev.dispatch(add, [c, a, b, 3], 3)
+    values = list(await dev.read_async(b)) + list(await dev.read_async(c))
+    return [values, dev.submits - before]
+
+out["batch"] = [*(await chain(False)), *(await chain(True))]
 out
 '''
 )
@@ -88,6 +106,10 @@ def test_device_api_in_the_worker(launch, site, adapter):
     sync = out["sync_read"]
     assert sync == [10.0, 17.0, 26.0] or "use 'await dev.read_async(buf)'" in sync
     assert out["grid"][1] == 2 and out["visited_once"] is True
+    # b = 2a + 1, c = b + a, a = 1, b = c + 1: one submit per dispatch, or one per batch
+    # piece (the write submits what was recorded before it)
+    want = [3.5, -1.0, 8.0, 2.5, -2.0, 7.0]
+    assert out["batch"] == [want, 3, want, 2]
     # the device was opened with the adapter's limits, not compatibility mode's defaults
     assert out["limits"]["storage_buffers_per_stage"] > 4
     assert out["limits"]["max_invocations_per_workgroup"] > 128

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 from array import array
 
@@ -94,6 +95,68 @@ def test_bindings_by_name_and_number(dev):
     a, b, y = dev.buffer([1.0, 2.0]), dev.buffer([10.0, 20.0]), dev.empty(2)
     dev.dispatch(k, {"x1": b, 0: a, "y": y, "n": 2}, 2)
     assert dev.read(y).tolist() == [11.0, 22.0]
+
+
+def _chain(dev, batched: bool) -> tuple[list[list[float]], int]:
+    """Three dependent kernels, a write between them and a read inside: each reads what
+    the one before it wrote. Returns the buffers' contents and the submits it took."""
+    double = dev.kernel(elementwise("x0[i] * 2.0 + 1.0"))
+    square = dev.kernel(elementwise("x0[i] * x0[i] - x1[i]", inputs=2))
+    add = dev.kernel(elementwise("x0[i] + x1[i]", inputs=2))
+    x = dev.buffer([0.5, -1.0, 2.0, 3.0])
+    y1, y2, y3 = dev.empty(4), dev.empty(4), dev.empty(4)
+    before = dev.submits
+    with dev.batch() if batched else contextlib.nullcontext():
+        dev.dispatch(double, [x, y1, 4], 4)
+        dev.dispatch(square, [y1, x, y2, 4], 4)
+        dev.write(x, [1.0, 1.0, 1.0, 1.0])  # after the two above, before the one below
+        dev.dispatch(add, [y2, x, y3, 4], 4)
+        dev.dispatch(double, [y3, y1, 4], 4)
+        inside = dev.read(y1).tolist()  # the read submits what is recorded so far
+        dev.dispatch(add, [y1, y1, y2, 4], 4)
+        dev.dispatch(add, [y2, y3, x, 4], 4)
+    return [inside, *(dev.read(b).tolist() for b in (y1, y2, y3, x))], dev.submits - before
+
+
+def test_a_batched_submit_gives_the_results_of_separate_ones(dev):
+    separate, submits = _chain(dev, batched=False)
+    batched, batched_submits = _chain(dev, batched=True)
+    assert batched == separate
+    # by hand: y1 = 2x+1, y2 = y1² − x, x = 1, y3 = y2 + 1, y1 = 2·y3 + 1, y2 = 2·y1, x = y2 + y3
+    y1 = [10.0, 7.0, 49.0, 95.0]
+    assert separate == [y1, y1, [20.0, 14.0, 98.0, 190.0], [4.5, 3.0, 24.0, 47.0],
+                        [24.5, 17.0, 122.0, 237.0]]  # fmt: skip
+    # one submit per dispatch; batched: one before the write, one at the read, one at the end
+    assert (submits, batched_submits) == (6, 3)
+
+
+def test_batches_nest_and_cpu_device_runs_them_in_order(dev):
+    cpu = gpu.CPUDevice()
+
+    def plus_one(n, src, dst):  # the CPU device's kernels are Python functions
+        for i in range(n):
+            dst[i] = src[i] + 1.0
+
+    k_cpu = cpu.kernel(plus_one)
+    x = cpu.buffer([1.0, 2.0])
+    with cpu.batch(), cpu.batch():
+        cpu.dispatch(k_cpu, [x, x], 2)
+        cpu.dispatch(k_cpu, [x, x], 2)
+    assert cpu.read(x).tolist() == [3.0, 4.0]
+    k = dev.kernel(elementwise("x0[i] + 1.0"))
+    y, z = dev.buffer([1.0, 2.0]), dev.empty(2)
+    before = dev.submits
+    with dev.batch():
+        with dev.batch():
+            dev.dispatch(k, [y, z, 2], 2)
+        assert dev.submits == before  # the inner block does not submit
+        dev.dispatch(k, [z, y, 2], 2)
+    assert dev.submits == before + 1
+    assert dev.read(y).tolist() == [3.0, 4.0]
+    z.release()  # a bind group kept for (k, y, z) must not outlive z
+    w = dev.buffer([0.0, 0.0])
+    dev.dispatch(k, [y, w, 2], 2)
+    assert dev.read(w).tolist() == [4.0, 5.0]
 
 
 @pytest.mark.parametrize(

@@ -68,6 +68,7 @@ def assert_close(got: list[float], want: list[float]) -> None:
     assert max(rel) <= REL, (got, want, rel)
 
 
+@pytest.mark.toolchain  # wgpu-py on lavapipe
 def test_two_epochs_on_the_gpu_give_the_eager_losses(native, eager):
     devices = call("poet.devices")
     assert devices["gpu"] == {"available": True, "name": native, "reason": ""}
@@ -83,6 +84,7 @@ def test_two_epochs_on_the_gpu_give_the_eager_losses(native, eager):
     assert out["losses"][1] < out["losses"][0] - 0.3  # it learns
 
 
+@pytest.mark.toolchain  # wgpu-py on lavapipe
 def test_switching_mid_epoch_both_ways_continues_exactly(native, eager):
     """CPU for 10 steps, GPU across the epoch boundary to step 60, CPU to the end: the same
     epoch losses as one uninterrupted eager run, and no step lost or repeated."""
@@ -103,6 +105,7 @@ def test_switching_mid_epoch_both_ways_continues_exactly(native, eager):
     assert_close(end["losses"], eager)
 
 
+@pytest.mark.toolchain  # wgpu-py on lavapipe
 def test_generate_export_stop_and_import_see_the_gpu_weights(native):
     """Generation and the exported weights come from the GPU's parameters (synced back);
     those weights imported into a fresh CPU session write the very same text; weights
@@ -130,6 +133,7 @@ def test_generate_export_stop_and_import_see_the_gpu_weights(native):
     assert fresh["params"] == after["params"] and base64.b64decode(fresh_blob)
 
 
+@pytest.mark.toolchain  # wgpu-py on lavapipe
 def test_bad_device_is_a_clear_error(native):
     call("poet.create", session="g-bad")
     with pytest.raises(RuntimeError, match="device must be one of cpu, gpu, not 'tpu'"):

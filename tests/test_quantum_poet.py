@@ -178,6 +178,7 @@ def test_seed_text_is_lowercased_filtered_and_padded():
 
 
 # -- worker methods ------------------------------------------------------------------------------
+@pytest.mark.slow  # trains for seconds of CPU
 def test_worker_trains_in_chunks_and_stop_resume_continues_exactly():
     """Chunks, a stop (training calls then do nothing) and a resume give the very epoch
     losses of one uninterrupted run: same batches, same optimizer state."""
@@ -285,6 +286,7 @@ def test_worker_source_is_the_module_own_lines():
 
 
 # -- command line --------------------------------------------------------------------------------
+@pytest.mark.slow  # trains for seconds of CPU
 def test_cli_json_and_save_load_round_trip(tmp_path):
     weights = tmp_path / "poet.safetensors"
     run = cli("--epochs", "2", "--json", "--sample-seed", "11", "--save", str(weights))
@@ -302,6 +304,7 @@ def test_cli_json_and_save_load_round_trip(tmp_path):
     assert json.loads(other.stdout)["text"] != out["text"]
 
 
+@pytest.mark.slow  # trains for seconds of CPU
 def test_cli_prints_losses_and_text():
     run = cli("--epochs", "1", "--seed-text", "light", "--length", "30")
     assert run.returncode == 0, run.stderr

@@ -167,3 +167,51 @@ def test_grad_refuses_fused_graphs_and_bad_names() -> None:
         T.grad(T.graph(y=x * 2.0), wrt=["z"])
     with pytest.raises(TensorIRError, match="not an output"):
         T.grad(T.graph(y=x * 2.0), output="z")
+
+
+def _central_differences(graph, vals: dict, seed_: np.ndarray, w: str, h: float = 1e-6):
+    fd = np.zeros_like(vals[w])
+    for idx in np.ndindex(vals[w].shape):
+        plus, minus = vals[w].copy(), vals[w].copy()
+        plus[idx] += h
+        minus[idx] -= h
+        up = T.evaluate(graph, {**vals, w: plus})["y"]
+        down = T.evaluate(graph, {**vals, w: minus})["y"]
+        fd[idx] = np.sum(seed_ * (up - down)) / (2 * h)
+    return fd
+
+
+@pytest.mark.parametrize("heads, length, width", [(2, 3, 4), (3, 2, 6)])
+def test_adjoints_of_reshaped_reads_are_gathers_not_sums(heads, length, width) -> None:
+    """Head splits (``t·(h·d) + h·d + j``), RoPE's pairs (``2·p + k``) and a reshape of the
+    pairs back to rows are affine and one-to-one: their adjoints solve for every index (no
+    reduction at all), and still match central differences."""
+    x, w = T.input("x", (length, heads * width)), T.input("w", (1, heads, length, width))
+    split = x.reshape(1, length, heads, width).permute(0, 2, 1, 3)  # a view: no copy
+    graph = T.graph(y=T.rope(split) * w)
+    back = T.grad(graph, "y", ["x", "w"])
+    forward = {c.name for c in graph.comprehensions}
+    for c in back.comprehensions:
+        if c.name not in forward:
+            assert not c.reduce, f"{c.name} sums over {c.reduce}"
+    rng = np.random.default_rng(heads)
+    vals = {"x": rng.normal(size=(length, heads * width)), "w": rng.normal(size=w.shape)}
+    seed_ = rng.normal(size=(1, heads, length, width))
+    out = T.evaluate(back, {**vals, "d_y": seed_})
+    for name in ("x", "w"):
+        assert out[f"d_{name}"].shape == vals[name].shape
+        np.testing.assert_allclose(
+            out[f"d_{name}"], _central_differences(graph, vals, seed_, name), rtol=1e-6, atol=1e-7
+        )
+
+
+def test_a_read_that_repeats_keeps_its_sum_only_over_the_repeats() -> None:
+    """Grouped heads (stride 0) are genuinely not one-to-one: the adjoint sums over the
+    group, and over nothing the view solves."""
+    k = T.input("k", (1, 2, 3, 4))
+    graph = T.graph(y=T.attention(T.input("q", (1, 4, 3, 4)), k, T.input("v", (1, 2, 3, 4))))
+    back = T.grad(graph, "y", ["k"])
+    # k's adjoint sums over the 2 query heads sharing it and the 3 queries (the matmul's own
+    # sum), and solves its 4 features: not a sum over the 4·3·4 positions the read covers
+    assert back["d_k"].reduce == (("r0", 2), ("r1", 3))
+    assert "==" not in str(back["d_k"])

@@ -6,6 +6,11 @@ here, so the page (WebGPU), the desktop (wgpu-py) and the CPU reference behave a
 page the steps that wait on the GPU are awaited: ``await dev.kernel_async(src)``,
 ``await dev.read_async(buf)``; on the desktop both spellings work.
 
+Several dispatches can share one command buffer and one submit: ``with dev.batch(): ...``
+records each ``dispatch`` made in the block and submits them all when it ends (a read or write
+in the block submits what is recorded first, so the results are those of dispatching one by
+one). The CPU device runs each dispatch as it comes.
+
 Kernels index items in two dimensions so more than 65,535 workgroups fit one dispatch::
 
     let i = gid.x + gid.y * (nwg.x * WORKGROUP_X);   // nwg = @builtin(num_workgroups)
@@ -17,7 +22,8 @@ from __future__ import annotations
 import hashlib
 import sys
 from array import array
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -91,6 +97,7 @@ class Buffer:
     def release(self) -> None:
         """Free the device memory now rather than when the garbage collector gets to it."""
         if self.handle is not None and not self.device.lost:
+            self.device.submit()  # recorded dispatches may use it
             self.device._free(self)
         self.handle = None
 
@@ -136,7 +143,8 @@ def grid(n: int, workgroup_x: int, max_per_dim: int) -> tuple[int, int]:
 
 class Device:
     """One compute device. Subclasses implement the primitives named ``_create_buffer``,
-    ``_write``, ``_compile``, ``_dispatch``, ``_read`` (and async twins where needed)."""
+    ``_write``, ``_compile``, ``_dispatch``, ``_read`` (and async twins where needed), and
+    ``_record``/``_submit`` where dispatches can share one submit."""
 
     kind = "abstract"
     printer = "wgsl"  # the tang.lower backend whose kernels this device runs
@@ -148,6 +156,9 @@ class Device:
         self.lost_reason: str | None = None
         self._kernels: dict[str, Kernel] = {}
         self.compiles = 0  # pipelines built (the cache keeps this at one per source)
+        self.submits = 0  # command buffers submitted by dispatches (one per batch)
+        self._batching = 0  # depth of nested ``batch`` blocks
+        self._recorded = 0  # dispatches recorded in a batch and not submitted yet
 
     # ---- description ----
     @property
@@ -207,11 +218,13 @@ class Device:
         raw = pack(data, buf.dtype)
         if raw.nbytes > buf.nbytes:
             raise DataError(f"{raw.nbytes // ITEMSIZE} elements do not fit a {buf.size} buffer")
+        self.submit()  # recorded dispatches come before this write
         self._guard(self._write, buf, raw)
 
     def read(self, buf: Buffer) -> array:
         """The contents of ``buf`` as an ``array.array`` (waits for queued work)."""
         self._own(buf)
+        self.submit()
         return to_array(self._guard(self._read, buf), buf.dtype)
 
     async def read_async(self, buf: Buffer) -> array:
@@ -279,7 +292,33 @@ class Device:
         if n == 0:
             return
         x, y = grid(n, kernel.workgroup_x, self.limits.max_workgroups_per_dimension)
-        self._guard(self._dispatch, kernel, bound, n, (x, y))
+        if self._batching:
+            self._guard(self._record, kernel, bound, n, (x, y))
+            self._recorded += 1
+        else:
+            self._guard(self._dispatch, kernel, bound, n, (x, y))
+            self.submits += 1
+
+    @contextmanager
+    def batch(self) -> Iterator[Device]:
+        """Record the dispatches made in the block into one command buffer and submit it
+        once when the block ends (blocks nest; the outermost submits). One submit instead
+        of one per kernel is what a compiled graph's many small kernels need."""
+        self._check_alive()
+        self._batching += 1
+        try:
+            yield self
+        finally:
+            self._batching -= 1
+            if not self._batching and not self.lost:
+                self.submit()
+
+    def submit(self) -> None:
+        """Submit the dispatches recorded so far in a ``batch`` (nothing when there are none)."""
+        if self._recorded:
+            self._recorded = 0
+            self._guard(self._submit)
+            self.submits += 1
 
     def _bind(self, kernel: Kernel, bindings: Any) -> list[tuple[Binding, Buffer]]:
         info = kernel.info
@@ -391,6 +430,15 @@ class Device:
         self, kernel: Kernel, bound: list[tuple[Binding, Buffer]], n: int, groups: tuple[int, int]
     ) -> None:
         raise NotImplementedError
+
+    def _record(
+        self, kernel: Kernel, bound: list[tuple[Binding, Buffer]], n: int, groups: tuple[int, int]
+    ) -> None:
+        """Record a dispatch for the next ``_submit`` (by default: run it now, in order)."""
+        self._dispatch(kernel, bound, n, groups)
+
+    def _submit(self) -> None:
+        """Submit what ``_record`` recorded."""
 
     def _free(self, buf: Buffer) -> None:
         pass

@@ -99,6 +99,7 @@ class BrowserDevice(Device):
             name += " (software fallback)"
         limits = Limits.from_webgpu(lambda n: getattr(device.limits, n))
         super().__init__(f"{name}, WebGPU {feature_level}", limits)
+        self._encoder: Any = None  # the command encoder a ``batch`` records into
         self.feature_level = feature_level
         self._errors: list[str] = []
         u = js.GPUBufferUsage
@@ -167,8 +168,27 @@ class BrowserDevice(Device):
     def _dispatch(
         self, kernel: Kernel, bound: list[tuple[Binding, Buffer]], n: int, groups: tuple[int, int]
     ) -> None:
+        encoder = self._dev.createCommandEncoder()
+        self._encode(encoder, kernel, bound, groups)
+        self._dev.queue.submit(_obj([encoder.finish()]))
+
+    def _record(
+        self, kernel: Kernel, bound: list[tuple[Binding, Buffer]], n: int, groups: tuple[int, int]
+    ) -> None:
+        if self._encoder is None:
+            self._encoder = self._dev.createCommandEncoder()
+        self._encode(self._encoder, kernel, bound, groups)
+
+    def _submit(self) -> None:
+        encoder, self._encoder = self._encoder, None
+        if encoder is not None:
+            self._dev.queue.submit(_obj([encoder.finish()]))
+
+    def _encode(
+        self, encoder: Any, kernel: Kernel, bound: list[tuple[Binding, Buffer]], groups: tuple
+    ) -> None:
+        """One compute pass of ``kernel`` on ``encoder``."""
         pipeline, dev = kernel.handle, self._dev
-        encoder = dev.createCommandEncoder()
         cpass = encoder.beginComputePass()
         cpass.setPipeline(pipeline)
         for group in sorted({slot.group for slot, _ in bound}):
@@ -182,7 +202,6 @@ class BrowserDevice(Device):
             cpass.setBindGroup(group, bind)
         cpass.dispatchWorkgroups(groups[0], groups[1], 1)
         cpass.end()
-        dev.queue.submit(_obj([encoder.finish()]))
 
     def _free(self, buf: Buffer) -> None:
         buf.handle.destroy()
@@ -225,6 +244,7 @@ class BrowserDevice(Device):
         from .data import to_array
 
         self._own(buf)
+        self.submit()  # recorded dispatches come before the copy
         js, dev = self._js, self._dev
         staging = dev.createBuffer(
             _obj(

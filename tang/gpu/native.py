@@ -36,6 +36,10 @@ class NativeDevice(Device):
         name = f"{info.get('device') or info.get('vendor')} ({info.get('backend_type')})"
         limits = Limits.from_webgpu(lambda n: device.limits[kebab(n)])
         super().__init__(f"{name}, wgpu-py {wgpu.__version__}", limits)
+        self._encoder: Any = None  # the command encoder a ``batch`` records into
+        # bind groups by (pipeline, group, buffers): a compiled graph binds the same buffers
+        # every call; each entry keeps its pipeline and buffers alive, so ids stay unique
+        self._bind_groups: dict[tuple, tuple] = {}
         u = wgpu.BufferUsage
         self._usage = {
             "storage": u.STORAGE | u.COPY_SRC | u.COPY_DST,
@@ -85,26 +89,55 @@ class NativeDevice(Device):
     def _dispatch(
         self, kernel: Kernel, bound: list[tuple[Binding, Buffer]], n: int, groups: tuple[int, int]
     ) -> None:
+        encoder = self._dev.create_command_encoder()
+        self._encode(encoder, kernel, bound, groups)
+        self._dev.queue.submit([encoder.finish()])
+
+    def _record(
+        self, kernel: Kernel, bound: list[tuple[Binding, Buffer]], n: int, groups: tuple[int, int]
+    ) -> None:
+        if self._encoder is None:
+            self._encoder = self._dev.create_command_encoder()
+        self._encode(self._encoder, kernel, bound, groups)
+
+    def _submit(self) -> None:
+        encoder, self._encoder = self._encoder, None
+        if encoder is not None:
+            self._dev.queue.submit([encoder.finish()])
+
+    def _encode(
+        self, encoder: Any, kernel: Kernel, bound: list[tuple[Binding, Buffer]], groups: tuple
+    ) -> None:
+        """One compute pass of ``kernel`` on ``encoder``."""
         pipeline, dev = kernel.handle, self._dev
-        encoder = dev.create_command_encoder()
         cpass = encoder.begin_compute_pass()
         cpass.set_pipeline(pipeline)
         for group in sorted({slot.group for slot, _ in bound}):
-            entries = [
-                {
-                    "binding": s.binding,
-                    "resource": {"buffer": b.handle, "offset": 0, "size": b.nbytes},
-                }
-                for s, b in bound
-                if s.group == group
-            ]
-            layout = pipeline.get_bind_group_layout(group)
-            cpass.set_bind_group(group, dev.create_bind_group(layout=layout, entries=entries))
+            mine = [(s, b) for s, b in bound if s.group == group]
+            key = (id(pipeline), group, tuple((s.binding, id(b.handle)) for s, b in mine))
+            cached = self._bind_groups.get(key)
+            if cached is None:
+                entries = [
+                    {
+                        "binding": s.binding,
+                        "resource": {"buffer": b.handle, "offset": 0, "size": b.nbytes},
+                    }
+                    for s, b in mine
+                ]
+                layout = pipeline.get_bind_group_layout(group)
+                cached = (dev.create_bind_group(layout=layout, entries=entries), pipeline, mine)
+                if all(b.usage == "storage" for _, b in mine):  # not a one-off uniform
+                    if len(self._bind_groups) >= _BIND_GROUPS_KEPT:
+                        self._bind_groups.clear()
+                    self._bind_groups[key] = cached
+            cpass.set_bind_group(group, cached[0])
         cpass.dispatch_workgroups(groups[0], groups[1], 1)
         cpass.end()
-        dev.queue.submit([encoder.finish()])
 
     def _free(self, buf: Buffer) -> None:
+        self._bind_groups = {
+            k: v for k, v in self._bind_groups.items() if all(b is not buf for _, b in v[2])
+        }
         buf.handle.destroy()
 
     def _destroy(self) -> None:
@@ -116,6 +149,8 @@ class NativeDevice(Device):
             return DeviceLostError(f"native device lost: {self.lost_reason}")
         return GPUError(f"wgpu-py: {_first_line(exc, last=True)}", str(exc))
 
+
+_BIND_GROUPS_KEPT = 4096  # the cache starts over beyond this many
 
 # Limits tang raises from the WebGPU defaults to what the adapter offers.
 _RAISE = (

@@ -205,9 +205,11 @@ class Compiled:
         return kind
 
     def dispatch(self) -> None:
-        """Run every kernel, in order, on what the buffers hold now."""
-        for s in self.steps:
-            self.device.dispatch(s.kernel, [self.buffers[b] for b in s.buffers], s.items)
+        """Run every kernel, in order, on what the buffers hold now: recorded into one
+        command buffer and submitted once (the CPU device runs them as they come)."""
+        with self.device.batch():
+            for s in self.steps:
+                self.device.dispatch(s.kernel, [self.buffers[b] for b in s.buffers], s.items)
 
     def _convert(self, name: str, raw: array, kind: str) -> Any:
         shape = self.graph.output_shape(name)

@@ -3,14 +3,18 @@
 For a comprehension ``C[o] = ⊕_r f(reads, o, r)`` and its adjoint ``Ĉ``, a read ``x[v(o, r)]``
 receives ``Ĉ[o] · ∂⊕/∂f · ∂f/∂read`` at every index where the view lands: the adjoint of a
 read through a view is a reduction over the *transposed* index map. The map is solved for the
-comprehension's variables where an output axis of ``x`` pins one (coefficient ±1); the rest
-are summed over, with equality and range guards where the map does not cover ``x`` exactly.
+comprehension's variables where an output axis of ``x`` pins one (coefficient ±1); an axis
+read at a mixed-radix combination (``i·stride + j``, ``j < stride``) is first split into one
+digit per variable, so the adjoint is a gather over a finer shape of the same memory. The
+rest are summed over, with equality and range guards where the map does not cover ``x``
+exactly.
 ``∂f/∂read`` comes from ``tang.expr.grad.backward`` on the body; ``∂⊕/∂f`` from the monoid.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Sequence
 
 from ...expr.grad import backward
@@ -85,18 +89,21 @@ def grad(
                 comps.append(contribution)
                 shapes[contribution.name] = contribution.shape
                 adjoints.setdefault(read.source, []).append(contribution.name)
+    output_shapes = dict(graph.output_shapes)
     for w in wrt:
         parts = adjoints.get(w, [])
         if len(parts) == 1:  # one contribution: it is the gradient (nothing else reads it)
             at = [c.name for c in comps].index(parts[0])
             comps[at] = rename(comps[at], final[w], {})
+            if comps[at].shape != graph.inputs[w]:  # the same memory, split finer
+                output_shapes[final[w]] = graph.inputs[w]
         else:
             comps.append(_sum(final[w], parts, graph.inputs[w], shapes))
     return TensorGraph(
         {**graph.inputs, seed: shapes[seed]},
         comps,
         [*graph.outputs, *final.values()],
-        graph.output_shapes,
+        output_shapes,
     )
 
 
@@ -109,7 +116,7 @@ def _sum(name: str, parts: Sequence[str], shape: tuple[int, ...], shapes: dict) 
         term = contiguous_load(reads, p, shape, range(len(shape)), shape)
         body = term if k == 0 else body + term
     return Comprehension(
-        name, shape, names, (), None, (body,), reads.reads, None, dict.fromkeys(parts, shape)
+        name, shape, names, (), None, (body,), reads.reads, None, {p: shapes[p] for p in parts}
     ).validate()
 
 
@@ -157,6 +164,66 @@ def _contribution(
     return _transpose(extended, term, read, shapes[read.source], name)
 
 
+def _digits(
+    n: int, row: Sequence[int], c0: int, extents: Sequence[int]
+) -> list[tuple[int, tuple[int, ...], int]] | None:
+    """An axis of extent ``n`` read at ``Σ row[v]·v + c0`` split into mixed-radix digits,
+    most significant first: ``(radix, coefficients, constant)`` with the digit equal to
+    ``±v + constant`` for one variable ``v`` (a constant alone for a fixed low digit).
+    A negative stride counts its variable down (``v' = e − 1 − v``). None when the map is
+    solvable as it stands or is not one-to-one digit by digit (equal or overlapping
+    strides, a negative offset)."""
+    unknown = sorted(
+        (abs(k), v, 1 if k > 0 else -1) for v, k in enumerate(row) if k and extents[v] > 1
+    )
+    if not unknown or (len(unknown) == 1 and unknown[0][0] == 1):
+        return None
+    c0 -= sum(k * (extents[v] - 1) for k, v, sign in unknown if sign < 0)
+    if c0 < 0:
+        return None
+    width = len(row)
+    low = unknown[0][0]
+    digits = [(low, (0,) * width, c0 % low)] if low > 1 else []
+    for at, (k, v, sign) in enumerate(unknown):
+        top = at == len(unknown) - 1
+        above = n if top else unknown[at + 1][0]
+        if above % k:
+            return None
+        radix = above // k
+        digit = c0 // k if top else (c0 // k) % radix
+        if not top and digit + extents[v] > radix:  # the digit would carry: not one-to-one
+            return None
+        coeffs = tuple(sign * int(u == v) for u in range(width))
+        digits.append((radix, coeffs, digit + (extents[v] - 1 if sign < 0 else 0)))
+    return digits[::-1]
+
+
+def _refine(
+    axes: Sequence[tuple[int, Sequence[int], int]], extents: Sequence[int]
+) -> tuple[tuple[int, ...], list] | None:
+    """The source's row-major memory as a finer shape in which every axis read at a
+    mixed-radix combination of variables (``i·stride + j`` with ``j < stride``) becomes one
+    axis per variable: then each variable is solved directly instead of summed over with
+    an equality guard. ``axes``: (extent, coefficients, constant) per source axis. Returns
+    (shape, equations), or None when no axis splits."""
+    parts: list[tuple[int, tuple[int, ...], int]] = []
+    split = False
+    for n, row, c0 in axes:
+        digits = _digits(n, row, c0, extents)
+        if digits is None:
+            parts.append((n, tuple(row), c0))
+            continue
+        split = True
+        parts.extend(digits)
+    if not split:
+        return None
+    rank = len(parts)
+    equations = [
+        (tuple(int(a == b) for b in range(rank)), row, c0) for a, (_, row, c0) in enumerate(parts)
+    ]
+    return tuple(n for n, _, _ in parts), equations
+
+
 def _transpose(
     c: Comprehension, term: Node, read: Load, shape: tuple[int, ...], name: str
 ) -> Comprehension:
@@ -166,12 +233,18 @@ def _transpose(
     rank = len(shape)
     index = read.view.unravel(shape)
     if index is None:  # no row-major index: match flat positions
+        axes = [(math.prod(shape), read.view.strides, read.view.offset)]
         equations = [(row_major(shape), read.view.strides, read.view.offset)]
     else:
+        axes = [(shape[a], index.rows[a], index.consts[a]) for a in range(rank)]
         equations = [
             (tuple(int(a == b) for b in range(rank)), index.rows[a], index.consts[a])
             for a in range(rank)
         ]
+    refined = _refine(axes, extents)
+    if refined is not None:  # the adjoint's domain: the source's memory split into digits
+        shape, equations = refined
+        rank = len(shape)
     # solved variable -> (coefficients over the source's index, constant)
     solved: dict[int, tuple[tuple[int, ...], int]] = {
         v: ((0,) * rank, 0) for v, e in enumerate(extents) if e == 1
