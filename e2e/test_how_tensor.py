@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import json
 
-from conftest import TangPage
+import pytest
+from conftest import ADAPTERS, TangPage
 
 VIEWS = "#panel-how-views .panel-body"
 DERIVED = "#panel-how-derived .panel-body"
@@ -50,8 +51,14 @@ def check_hover(tp: TangPage, cells: list[int]) -> dict:
     return want
 
 
-def test_views_respond_to_hover_keys_and_buttons(tang_page: TangPage):
-    tp = tang_page
+@pytest.mark.parametrize("adapter", [None, *ADAPTERS])
+def test_views_respond_to_hover_keys_and_buttons(launch, site, adapter):
+    # the sections compute on the CPU (tang.tensor's evaluator), so they must work the same
+    # with no WebGPU adapter and with either of the two headless Chromium gives here
+    args, env = ADAPTERS[adapter] if adapter else ((), None)
+    context = launch(args=args, env=env)
+    page = context.pages[0] if context.pages else context.new_page()
+    tp = TangPage(page, site.url).open()
     wait_state(tp, VIEWS, "state", "done")
     want = check_hover(tp, [0, 1, 5, 13, 19])  # x.T[1:], 5 × 4
     assert want["output"]["shape"] == [5, 4]
