@@ -29,15 +29,15 @@ import random
 import statistics
 import sys
 import tempfile
-import threading
 import time
 import warnings
 from collections.abc import Callable
 from pathlib import Path
-from urllib.parse import urlsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+import harness  # noqa: E402  benchmarks/harness.py (this script's folder is on sys.path)
 
 from demos import robot_arm as arm  # noqa: E402
 from tang.physics import forward_kinematics  # noqa: E402
@@ -323,27 +323,15 @@ def with_page(sections: list[Callable[[Call, argparse.Namespace], None]], args) 
 
     import build
 
-    chromium = os.environ.get("TANG_CHROMIUM", "/usr/bin/chromium")
     with tempfile.TemporaryDirectory() as tmp, sync_playwright() as pw:
         build.build(Path(tmp) / "site", quiet=True)
-        server = build.make_server(Path(tmp) / "site", 0)
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        context = pw.chromium.launch_persistent_context(
-            f"{tmp}/profile",
-            executable_path=chromium,
-            headless=True,
-            args=["--no-sandbox", "--headless=new", "--no-first-run"],
-            timeout=60_000,
-            env={**os.environ, "HOME": tmp, "XDG_CONFIG_HOME": f"{tmp}/.config"},
+        server, url = harness.serve(Path(tmp) / "site")
+        context, page = harness.open_page(
+            pw,
+            tmp,
+            url,
+            ["--no-sandbox", "--headless=new", "--no-first-run"],
         )
-        context.route(
-            "**/*",
-            lambda r: (
-                r.fallback() if urlsplit(r.request.url).hostname == "127.0.0.1" else r.abort()
-            ),
-        )
-        page = context.pages[0] if context.pages else context.new_page()
-        page.goto(f"http://127.0.0.1:{server.server_address[1]}/")
         page.wait_for_function(
             "['ready', 'error'].includes(document.body.dataset.state)", timeout=120_000
         )

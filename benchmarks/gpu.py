@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from harness import ms, timed
 
 import tang.gpu as gpu
 from tang.compile import expression_plan
@@ -38,23 +39,6 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     y[gid.x] = x[gid.x] + 1.0;
 }
 """
-
-
-def timed(fn, repeat: int) -> tuple[float, float]:
-    """(first run, median of the next ``repeat`` runs) in seconds."""
-    t = time.perf_counter()
-    fn()
-    first = time.perf_counter() - t
-    runs = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        runs.append(time.perf_counter() - t)
-    return first, statistics.median(runs)
-
-
-def ms(seconds: float) -> str:
-    return f"{seconds * 1e3:9.1f} ms"
 
 
 def main() -> int:

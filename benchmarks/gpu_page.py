@@ -16,16 +16,15 @@ import os
 import statistics
 import sys
 import tempfile
-import threading
 from pathlib import Path
-from urllib.parse import urlsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+import harness  # noqa: E402  benchmarks/harness.py (this script's folder is on sys.path)
+
 import build  # noqa: E402
 
-CHROMIUM = os.environ.get("TANG_CHROMIUM", "/usr/bin/chromium")
 BASE = ["--no-sandbox", "--headless=new", "--disable-background-networking", "--no-first-run"]
 ADAPTERS = {
     "lavapipe": (
@@ -50,27 +49,10 @@ def main() -> int:
     from playwright.sync_api import sync_playwright
 
     build.build(build.DIST, quiet=True)
-    server = build.make_server(build.DIST, 0)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    url = f"http://127.0.0.1:{server.server_address[1]}/"
+    server, url = harness.serve(build.DIST)
     flags, env = ADAPTERS[args.adapter]
     with tempfile.TemporaryDirectory() as tmp, sync_playwright() as pw:
-        context = pw.chromium.launch_persistent_context(
-            f"{tmp}/profile",
-            executable_path=CHROMIUM,
-            headless=True,
-            args=BASE + flags,
-            timeout=60_000,
-            env={**os.environ, "HOME": tmp, "XDG_CONFIG_HOME": f"{tmp}/.config", **env},
-        )
-        context.route(
-            "**/*",
-            lambda r: (
-                r.fallback() if urlsplit(r.request.url).hostname == "127.0.0.1" else r.abort()
-            ),
-        )
-        page = context.pages[0] if context.pages else context.new_page()
-        page.goto(url)
+        context, page = harness.open_page(pw, tmp, url, BASE + flags, env)
         page.wait_for_function(
             "['ready', 'error'].includes(document.body.dataset.state)", timeout=120_000
         )

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -32,28 +31,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import numpy as np
+from harness import ms, timed
 
 import tang.gpu as gpu
 from tang import tensor as T
 
 LAVAPIPE = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json"
-
-
-def timed(fn, repeat: int) -> tuple[float, float]:
-    """(first call, median of the next ``repeat`` calls) in seconds."""
-    t = time.perf_counter()
-    fn()
-    first = time.perf_counter() - t
-    runs = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        runs.append(time.perf_counter() - t)
-    return first, statistics.median(runs)
-
-
-def ms(seconds: float) -> str:
-    return f"{seconds * 1e3:9.1f} ms"
 
 
 def mib(nbytes: int) -> str:

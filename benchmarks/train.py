@@ -29,18 +29,16 @@ import argparse
 import os
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
-from urllib.parse import urlsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+import harness  # noqa: E402  benchmarks/harness.py (this script's folder is on sys.path)
+
 import tang.nn as nn  # noqa: E402
 from demos import quantum_poet as poet  # noqa: E402
-
-CHROMIUM = os.environ.get("TANG_CHROMIUM", "/usr/bin/chromium")
 
 
 def train_tang(backend: str, epochs: int) -> tuple[float, list[float]]:
@@ -122,26 +120,14 @@ def time_in_tab(limit_s: float) -> None:
 
     out = Path(tempfile.mkdtemp(prefix="tang-train-bench-"))
     build.build(out, quiet=True)
-    server = build.make_server(out, 0)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    url = f"http://127.0.0.1:{server.server_address[1]}/"
+    server, url = harness.serve(out)
     with tempfile.TemporaryDirectory() as tmp, sync_playwright() as pw:
-        context = pw.chromium.launch_persistent_context(
-            f"{tmp}/profile",
-            executable_path=CHROMIUM,
-            headless=True,
-            args=["--no-sandbox", "--headless=new", "--disable-background-networking"],
-            timeout=60_000,
-            env={**os.environ, "HOME": tmp, "XDG_CONFIG_HOME": f"{tmp}/.config"},
+        context, page = harness.open_page(
+            pw,
+            tmp,
+            url,
+            ["--no-sandbox", "--headless=new", "--disable-background-networking"],
         )
-        context.route(
-            "**/*",
-            lambda r: (
-                r.fallback() if urlsplit(r.request.url).hostname == "127.0.0.1" else r.abort()
-            ),
-        )
-        page = context.pages[0] if context.pages else context.new_page()
-        page.goto(url)
         sel = "#panel-poet .panel-body"
         page.wait_for_function(
             "s => document.querySelector(s)?.dataset.state === 'idle'", arg=sel, timeout=120_000

@@ -6,6 +6,8 @@ state kept in the worker between a page's calls.
     json_number(v)                 nan/inf as the strings "nan", "inf", "-inf"
     finite_or_none(v, digits)      nan/inf as None; optionally rounded
     session_state(prefix)          a dict kept per demo between calls, with .reset()
+    OneLineParser                  argparse whose usage errors are one line and exit status 2
+    glue_values(argv, options)     ``--opt -1`` as ``--opt=-1`` for a demo's command line
 
 The dispatcher encodes answers with ``allow_nan=False``, so every float a handler returns
 goes through ``json_number`` or ``finite_or_none`` unless it is known finite.
@@ -13,17 +15,21 @@ goes through ``json_number`` or ``finite_or_none`` unless it is known finite.
 
 from __future__ import annotations
 
+import argparse
 import math
-from typing import Any
+from collections.abc import Iterable
+from typing import Any, NoReturn
 
 from tang.ieee import json_number
 
 __all__ = [
     "DEVICE_CHOICES",
+    "OneLineParser",
     "SessionState",
     "device_choice",
     "finite_or_none",
     "finite_param",
+    "glue_values",
     "json_number",
     "session_state",
 ]
@@ -81,3 +87,26 @@ def session_state(prefix: str) -> SessionState:
     if not prefix or not isinstance(prefix, str):
         raise ValueError(f"a session state needs a non-empty prefix, got {prefix!r}")
     return _SESSIONS.setdefault(prefix, SessionState())
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """Usage errors are one line on stderr and exit status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def glue_values(argv: list[str], options: Iterable[str]) -> list[str]:
+    """Each of ``options`` followed by its value as one word, ``--heading -90`` as
+    ``--heading=-90``: argparse would read some values starting with '-' (``-1e3``,
+    ``-300,-40``) as options."""
+    glued = set(options)
+    out: list[str] = []
+    it = iter(argv)
+    for arg in it:
+        if arg in glued:
+            value = next(it, None)
+            out.append(arg if value is None else f"{arg}={value}")
+        else:
+            out.append(arg)
+    return out

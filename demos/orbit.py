@@ -21,17 +21,22 @@ miss drops. On the desktop the same code runs as::
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any, NoReturn
+from typing import Any
 
 from demos.api import handler
-from demos.common import finite_or_none, finite_param, session_state
+from demos.common import (
+    OneLineParser,
+    finite_or_none,
+    finite_param,
+    glue_values,
+    session_state,
+)
 from tang.physics.orbit import Body, Shot, shoot, value_and_gradient
 
 # ---------------------------------------------------------------------------------------
@@ -276,27 +281,6 @@ def bench(repeat: int = 5) -> dict[str, Any]:
 # command line
 
 
-class _Parser(argparse.ArgumentParser):
-    """Usage errors are one line on stderr and exit status 2."""
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {message}\n")
-
-
-def _glue_values(argv: list[str]) -> list[str]:
-    """``--heading -90`` as ``--heading=-90``: argparse would read some values starting with
-    '-' (``-1e3``) as options."""
-    out: list[str] = []
-    it = iter(argv)
-    for arg in it:
-        if arg in ("--speed", "--heading", "--optimize"):
-            value = next(it, None)
-            out.append(arg if value is None else f"{arg}={value}")
-        else:
-            out.append(arg)
-    return out
-
-
 def _number(text: str, name: str) -> float:
     try:
         v = float(text)
@@ -313,7 +297,7 @@ MAX_ITERATIONS = 1000
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m demos.orbit --speed S --heading DEG [--optimize N] [--json]``; returns
     the exit code."""
-    parser = _Parser(
+    parser = OneLineParser(
         prog="python -m demos.orbit",
         description="Fling a probe from the pad toward the target among gravitating bodies "
         f"({STEPS:,} leapfrog steps); with --optimize, gradient descent on (speed, heading) "
@@ -335,7 +319,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--optimize", default="0", metavar="N", help="gradient-descent iterations (default 0)"
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
-    args = parser.parse_args(_glue_values(sys.argv[1:] if argv is None else list(argv)))
+    words = sys.argv[1:] if argv is None else list(argv)
+    args = parser.parse_args(glue_values(words, ("--speed", "--heading", "--optimize")))
     try:
         speed = _number(args.speed, "--speed")
         heading_deg = _number(args.heading, "--heading")

@@ -16,16 +16,16 @@ joint limits hold after every iteration. On the desktop the same code runs as::
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, NoReturn
+from typing import Any
 
 from demos.api import handler
+from demos.common import OneLineParser, glue_values
 from tang.physics.arm import elbow_position, forward_kinematics, hand_and_jacobian
 
 # ---------------------------------------------------------------------------------------
@@ -339,13 +339,6 @@ def pick_place_frame(
 # command line
 
 
-class _Parser(argparse.ArgumentParser):
-    """Usage errors are one line on stderr and exit status 2."""
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {message}\n")
-
-
 def _pair(text: str, what: str) -> tuple[float, float]:
     parts = text.split(",")
     if len(parts) != 2:
@@ -362,23 +355,9 @@ def _pair(text: str, what: str) -> tuple[float, float]:
     return out[0], out[1]
 
 
-def _glue_values(argv: list[str]) -> list[str]:
-    """``--target -300,-40`` as ``--target=-300,-40``: argparse would read a value starting
-    with '-' as an option."""
-    out: list[str] = []
-    it = iter(argv)
-    for arg in it:
-        if arg in ("--target", "--from"):
-            value = next(it, None)
-            out.append(arg if value is None else f"{arg}={value}")
-        else:
-            out.append(arg)
-    return out
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m demos.robot_arm --target X,Y [--from S,E] [--json]``; returns the exit code."""
-    parser = _Parser(
+    parser = OneLineParser(
         prog="python -m demos.robot_arm",
         description="Inverse kinematics of a two-link arm (227 mm + 236 mm), shoulder at the "
         "origin, y up, degrees counter-clockwise; Jacobians from tang's dual numbers.",
@@ -392,7 +371,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="starting pose in degrees (default %(default)s)",
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
-    args = parser.parse_args(_glue_values(sys.argv[1:] if argv is None else list(argv)))
+    words = sys.argv[1:] if argv is None else list(argv)
+    args = parser.parse_args(glue_values(words, ("--target", "--from")))
     try:
         target = _pair(args.target, "--target")
         start = _pair(args.start, "--from")

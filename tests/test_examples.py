@@ -5,19 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import shlex
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
 from demos import api
 from demos.examples import EXAMPLES, Example, available
 from tests.command_marks import marks_for
-
-ROOT = Path(__file__).resolve().parents[1]
+from tests.helpers import run_module
 
 
 @pytest.mark.parametrize(
@@ -30,15 +25,7 @@ def test_example_command_runs(example: Example) -> None:
         pytest.skip(f"{example.module} does not exist in this checkout yet")
     argv = shlex.split(example.command)  # exactly the text the page shows
     assert argv[:2] == ["python", "-m"]
-    run = subprocess.run(
-        [sys.executable, *argv[1:]],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        timeout=300,
-        check=False,
-    )
+    run = run_module(argv[2], *argv[3:], timeout=300)
     assert run.returncode == 0, f"{example.command}\n{run.stderr}"
     assert run.stdout.strip(), f"{example.command} printed nothing"
 

@@ -10,29 +10,21 @@ losses on lavapipe (to 1e-4 relative, f32).
 
 from __future__ import annotations
 
-import os
 import random
 
 import pytest
-from toolchains import LAVAPIPE
 
 import tang.gpu as gpu
 import tang.nn as nn
 from tang.nn.compiled import training_graph
+from tests.helpers import open_native_device
 
 np = pytest.importorskip("numpy", reason="the eager reference runs on tang.nn's numpy backend")
 
 
 @pytest.fixture(scope="module")
 def native():
-    os.environ.setdefault("VK_ICD_FILENAMES", LAVAPIPE)
-    os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
-    try:
-        from tang.gpu.native import NativeDevice
-
-        return NativeDevice.open()
-    except (gpu.NoDeviceError, ImportError) as exc:
-        pytest.skip(f"no wgpu-py device here (these tests use Mesa lavapipe): {exc}")
+    return open_native_device()
 
 
 def mlp(backend: str = "numpy") -> nn.Sequential:

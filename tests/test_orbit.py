@@ -9,10 +9,7 @@ import asyncio
 import itertools
 import json
 import math
-import os
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -28,8 +25,7 @@ from tang.physics.orbit import (
     shoot,
     value_and_gradient,
 )
-
-ROOT = Path(__file__).resolve().parents[1]
+from tests.helpers import assert_usage_error, run_module
 
 # (speed, heading°) → whether the first flight hits a body (checked below, so that the
 # gradient tests really cover both kinds)
@@ -260,15 +256,7 @@ def test_worker_rejects_bad_input(method: str, params: dict, fragment: str) -> N
 
 
 def run_orbit(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "demos.orbit", *args],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        timeout=120,
-        check=False,
-    )
+    return run_module("demos.orbit", *args, timeout=120)
 
 
 def test_cli_json_lists_the_miss_of_each_iteration() -> None:
@@ -299,9 +287,4 @@ def test_cli_json_lists_the_miss_of_each_iteration() -> None:
     ],
 )
 def test_cli_bad_input_exits_2_with_one_line(args: list[str], fragment: str) -> None:
-    run = run_orbit(*args)
-    assert run.returncode == 2
-    assert run.stdout == ""
-    lines = run.stderr.splitlines()
-    assert len(lines) == 1, run.stderr
-    assert fragment in lines[0]
+    assert_usage_error(run_orbit(*args), fragment)

@@ -6,11 +6,8 @@ from __future__ import annotations
 import asyncio
 import json
 import math
-import os
 import random
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -19,8 +16,8 @@ from demos import api
 from demos import robot_arm as arm
 from tang.physics import forward_kinematics
 from tang.physics.arm import elbow_position, hand_and_jacobian
+from tests.helpers import assert_usage_error, run_module
 
-ROOT = Path(__file__).resolve().parents[1]
 L1, L2 = arm.UPPER_MM, arm.FOREARM_MM
 S_LIM, E_LIM = arm.SHOULDER_LIMITS_DEG, arm.ELBOW_LIMITS_DEG
 
@@ -235,15 +232,7 @@ def test_pick_and_place_path_is_smooth_reachable_and_carries_the_block() -> None
 
 
 def robot_arm(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "demos.robot_arm", *args],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        timeout=60,
-        check=False,
-    )
+    return run_module("demos.robot_arm", *args, timeout=60)
 
 
 def test_cli_json_has_exactly_the_documented_shape() -> None:
@@ -289,9 +278,4 @@ def test_cli_negative_coordinates_start_pose_and_unreachable_target() -> None:
     ],
 )
 def test_cli_bad_input_exits_2_with_one_line(args: list[str], fragment: str) -> None:
-    run = robot_arm(*args)
-    assert run.returncode == 2
-    assert run.stdout == ""
-    lines = run.stderr.splitlines()
-    assert len(lines) == 1, run.stderr
-    assert fragment in lines[0]
+    assert_usage_error(robot_arm(*args), fragment)

@@ -10,7 +10,6 @@ f32 tolerance: |got − want| ≤ 1e-4·|want| + 1e-5·max(1, max |want|) (the o
 from __future__ import annotations
 
 import math
-import os
 import random
 from array import array
 
@@ -19,7 +18,6 @@ import pytest
 import tensor_reference as ref
 import test_tensor_grad as grad_cases
 import test_tensor_ops as op_cases
-from toolchains import LAVAPIPE
 
 import tang.gpu as gpu
 from tang import tensor as T
@@ -27,18 +25,12 @@ from tang.tensor import TensorIRError
 from tang.tensor.kernels import lower_wgsl
 from tang.tensor.passes.schedule import eliminate_pinned, loop_stop, plan
 from tang.tensor.printing import format_comprehension
+from tests.helpers import open_native_device
 
 
 @pytest.fixture(scope="module")
 def native():
-    os.environ.setdefault("VK_ICD_FILENAMES", LAVAPIPE)
-    os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
-    try:
-        from tang.gpu.native import NativeDevice
-
-        return NativeDevice.open()
-    except gpu.NoDeviceError as exc:
-        pytest.skip(f"no wgpu-py device here (the tests use Mesa lavapipe): {exc}")
+    return open_native_device()
 
 
 @pytest.fixture(scope="module")

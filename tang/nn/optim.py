@@ -4,7 +4,7 @@ Python), and the whole state round-trips through ``state_dict`` for an exact res
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from .tensor import Parameter, Tensor, _array_from, _wrap
@@ -31,6 +31,12 @@ class Optimizer:
 
     def step(self) -> None:
         raise NotImplementedError
+
+    def _with_grad(self) -> Iterator[tuple[Parameter, dict[str, Any]]]:
+        """Each parameter that has a gradient, with its state: what ``step`` updates."""
+        for p, s in zip(self.params, self.state):
+            if p.grad is not None:
+                yield p, s
 
     def hyper(self) -> dict[str, Any]:
         return {"lr": self.lr}
@@ -112,9 +118,7 @@ class SGD(Optimizer):
         self.weight_decay = float(hyper.get("weight_decay", self.weight_decay))
 
     def step(self) -> None:
-        for p, s in zip(self.params, self.state):
-            if p.grad is None:
-                continue
+        for p, s in self._with_grad():
             B = p.backend
             p.data, buf = B.sgd_update(
                 p.data,
@@ -160,9 +164,7 @@ class Adam(Optimizer):
         self.weight_decay = float(hyper.get("weight_decay", self.weight_decay))
 
     def step(self) -> None:
-        for p, s in zip(self.params, self.state):
-            if p.grad is None:
-                continue
+        for p, s in self._with_grad():
             B = p.backend
             if not s:  # two arrays: a backend may update them in place
                 s.update(step=0, exp_avg=B.full(p.shape, 0.0), exp_avg_sq=B.full(p.shape, 0.0))

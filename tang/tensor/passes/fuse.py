@@ -15,6 +15,7 @@ Producers left without consumers that are not outputs are dropped.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterator
 
 from ..comprehension import (
     Comprehension,
@@ -52,18 +53,29 @@ def _is_elementwise(c: Comprehension) -> bool:
     return not c.reduce and all(isinstance(r, Load) for r in c.reads.values())
 
 
+def _read_indices(producer: Comprehension, consumer: Comprehension) -> dict[str, IndexMap] | None:
+    """Each of ``consumer``'s reads of ``producer`` (by read name) as an affine index into the
+    producer's array, or None when one of them is not affine."""
+    indices = {}
+    for name, read in consumer.reads.items():
+        if isinstance(read, Load) and read.source == producer.name:
+            index = read.view.unravel(producer.shape)
+            if index is None:
+                return None
+            indices[name] = index
+    return indices
+
+
 def _substitute_elementwise(
     producer: Comprehension, consumer: Comprehension
 ) -> Comprehension | None:
     """``consumer`` with every read of ``producer`` replaced by its body, or None when a read
     is not an affine index of the producer."""
+    indices = _read_indices(producer, consumer)
+    if indices is None:
+        return None
     values, reads, shapes = {}, {}, {}
-    for name, read in consumer.reads.items():
-        if not (isinstance(read, Load) and read.source == producer.name):
-            continue
-        index = read.view.unravel(producer.shape)
-        if index is None:
-            return None
+    for name, index in indices.items():
         (node,), new_reads = substitute(producer, producer.body, consumer.domain, index)
         values[name] = node
         reads |= new_reads
@@ -122,13 +134,11 @@ def _inline(producer: Comprehension, consumer: Comprehension) -> Comprehension |
     values, reads = {}, {}
     from ..comprehension import Reads
 
+    indices = _read_indices(producer, consumer)
+    if indices is None:
+        return None
     builder = Reads(consumer.names, consumer.shapes)
-    for name, read in consumer.reads.items():
-        if not (isinstance(read, Load) and read.source == producer.name):
-            continue
-        index = read.view.unravel(producer.shape)
-        if index is None:
-            return None
+    for name, index in indices.items():
         values[name] = builder.add(Inline(producer, index))
     if not values:
         return None
@@ -156,6 +166,16 @@ def _consumers(comps: list[Comprehension], name: str) -> list[int]:
     return [k for k, c in enumerate(comps) if name in c.sources()]
 
 
+def _internal_reductions(
+    comps: list[Comprehension], outputs: set[str]
+) -> Iterator[tuple[Comprehension, list[int]]]:
+    """Each reduction that is not a graph output, with the indices of its consumers: the
+    candidates of the epilogue and inline rules."""
+    for p in comps:
+        if p.reduce and p.name not in outputs:
+            yield p, _consumers(comps, p.name)
+
+
 def _rule_elementwise(comps: list[Comprehension], outputs: set[str]) -> list[Comprehension] | None:
     for p in comps:
         if not _is_elementwise(p):
@@ -174,10 +194,7 @@ def _rule_elementwise(comps: list[Comprehension], outputs: set[str]) -> list[Com
 
 
 def _rule_epilogue(comps: list[Comprehension], outputs: set[str]) -> list[Comprehension] | None:
-    for p in comps:
-        if not p.reduce or p.name in outputs:
-            continue
-        users = _consumers(comps, p.name)
+    for p, users in _internal_reductions(comps, outputs):
         if len(users) != 1:
             continue
         fused = _fold_epilogue(p, comps[users[0]])
@@ -190,10 +207,7 @@ def _rule_epilogue(comps: list[Comprehension], outputs: set[str]) -> list[Compre
 
 
 def _rule_inline(comps: list[Comprehension], outputs: set[str]) -> list[Comprehension] | None:
-    for p in comps:
-        if not p.reduce or p.name in outputs:
-            continue
-        users = _consumers(comps, p.name)
+    for p, users in _internal_reductions(comps, outputs):
         if not users or any(comps[k].size >= p.size for k in users):
             continue
         new = list(comps)

@@ -192,6 +192,18 @@ def _linear(node: Node, names: Sequence[str]) -> tuple[dict[str, float], float] 
     return None
 
 
+def _difference(a: Node, b: Node, names: Sequence[str]) -> tuple[dict[str, float], float] | None:
+    """``a − b`` as ``Σ coeff·var + const`` over ``names`` (see :func:`_linear`), or None
+    when either side is not affine in them: the two sides of a guard moved to one side."""
+    sides = [_linear(x, names) for x in (a, b)]
+    if sides[0] is None or sides[1] is None:
+        return None
+    diff = dict(sides[0][0])
+    for k, v in sides[1][0].items():
+        diff[k] = diff.get(k, 0.0) - v
+    return diff, sides[0][1] - sides[1][1]
+
+
 def eliminate_pinned(comp: Comprehension) -> Comprehension:
     """A sum whose body is ``where(A == B, value, 0)``, with ``A − B`` affine in the index
     variables and ±1 on some reduction variable, pins that variable: the loop over it is
@@ -203,13 +215,10 @@ def eliminate_pinned(comp: Comprehension) -> Comprehension:
         cond, value, other = body.args
         if other.op != "const" or other.value != 0.0:
             return comp
-        sides = [_linear(x, comp.names) for x in cond.args]
-        if sides[0] is None or sides[1] is None:
+        affine = _difference(cond.args[0], cond.args[1], comp.names)
+        if affine is None:
             return comp
-        diff = dict(sides[0][0])
-        for k, v in sides[1][0].items():
-            diff[k] = diff.get(k, 0.0) - v
-        const = sides[0][1] - sides[1][1]
+        diff, const = affine
         if any(v != int(v) for v in diff.values()) or const != int(const):
             return comp
         pinned = [(e, n) for n, e in comp.reduce if diff.get(n) in (1.0, -1.0)]
@@ -275,13 +284,10 @@ def loop_stop(comp: Comprehension) -> tuple[dict[str, int], int] | None:
         guard = node.args[0]
     if guard is None or guard.op not in ("le", "lt"):
         return None
-    sides = [_linear(x, comp.names) for x in guard.args]
-    if sides[0] is None or sides[1] is None:
+    affine = _difference(guard.args[0], guard.args[1], comp.names)
+    if affine is None:
         return None
-    diff = dict(sides[0][0])
-    for k, v in sides[1][0].items():
-        diff[k] = diff.get(k, 0.0) - v
-    const = sides[0][1] - sides[1][1]
+    diff, const = affine
     if diff.get(r) != 1.0 or any(v != int(v) for v in diff.values()) or const != int(const):
         return None
     if any(v and n != r and n not in comp.index for n, v in diff.items()):

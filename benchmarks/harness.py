@@ -1,0 +1,74 @@
+"""Helpers shared by the benchmark scripts: a first-call/median timer, and the built site served
+on localhost and opened in headless Chromium that may reach nothing else.
+
+Each script runs as ``python benchmarks/X.py``, which puts this folder on ``sys.path``, so they
+``import harness``; the page helpers need the repository root on ``sys.path`` (for ``build``),
+as every script that opens a page already sets."""
+
+from __future__ import annotations
+
+import os
+import statistics
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+CHROMIUM = os.environ.get("TANG_CHROMIUM", "/usr/bin/chromium")
+
+
+def timed(fn: Callable[[], object], repeat: int) -> tuple[float, float]:
+    """(first call, median of the next ``repeat`` calls) in seconds."""
+    t = time.perf_counter()
+    fn()
+    first = time.perf_counter() - t
+    runs = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        runs.append(time.perf_counter() - t)
+    return first, statistics.median(runs)
+
+
+def ms(seconds: float) -> str:
+    """Seconds as right-aligned milliseconds, for a table column."""
+    return f"{seconds * 1e3:9.1f} ms"
+
+
+def serve(site: Path) -> tuple[Any, str]:
+    """Serve the built site in ``site`` on a free localhost port from a daemon thread:
+    ``(server, url)``; the caller shuts the server down."""
+    import build
+
+    server = build.make_server(site, 0)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_address[1]}/"
+
+
+def open_page(
+    pw: Any,
+    tmp: str,
+    url: str,
+    args: list[str],
+    env: dict[str, str] | None = None,
+    chromium: str = CHROMIUM,
+) -> tuple[Any, Any]:
+    """Launch headless Chromium (Playwright ``pw``) with a throw-away profile and home in
+    ``tmp``, abort every request that leaves 127.0.0.1, and open ``url``: ``(context, page)``."""
+    context = pw.chromium.launch_persistent_context(
+        f"{tmp}/profile",
+        executable_path=chromium,
+        headless=True,
+        args=args,
+        timeout=60_000,
+        env={**os.environ, "HOME": tmp, "XDG_CONFIG_HOME": f"{tmp}/.config", **(env or {})},
+    )
+    context.route(
+        "**/*",
+        lambda r: r.fallback() if urlsplit(r.request.url).hostname == "127.0.0.1" else r.abort(),
+    )
+    page = context.pages[0] if context.pages else context.new_page()
+    page.goto(url)
+    return context, page
