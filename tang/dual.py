@@ -379,6 +379,13 @@ def perturbation(*inputs: Any) -> Iterator[type[Dual]]:
         _running[0] = saved
 
 
+def plain_level() -> type[Dual]:
+    """The Dual class ``perturbation()`` picks for plain-number inputs, without entering it:
+    for a hot loop whose function runs no transform of its own (each call would otherwise pay
+    for the context manager)."""
+    return level_class(_running[0] + 1)
+
+
 def seed(cls: type[Dual], value: Any, tangent: Any) -> Dual:
     """value + tangent·ε at ``cls``'s level (a tuple tangent carries several directions)."""
     if isinstance(tangent, (tuple, list)) and not isinstance(tangent, Tangents):

@@ -194,3 +194,13 @@ def test_forward_mode_over_traced_values() -> None:
 def test_repr() -> None:
     assert repr(Dual(1.0, 2.0)) == "Dual(1.0, 2.0)"
     assert "level=1" in repr(Dual(Dual(1.0, 1.0), 0.0))
+
+
+def test_plain_level_is_the_level_perturbation_picks_for_plain_numbers():
+    from tang import dual
+
+    with dual.perturbation(1.0) as outer:
+        assert dual.plain_level() is dual.level_class(outer.level + 1)  # above the running one
+    with dual.perturbation(1.0) as same:
+        assert same is outer
+    assert dual.plain_level() is outer

@@ -38,8 +38,7 @@ def hand_and_jacobian(
     forward pass of ``forward_kinematics`` on Duals carrying both joints' tangents."""
     if shoulder.__class__ is float and elbow.__class__ is float:
         # the hot path of IK: plain angles need a level only above the running transforms
-        # (what dual.perturbation picks, without its context manager's cost)
-        level = dual.level_class(dual._running[0] + 1)
+        level = dual.plain_level()
         x, y = forward_kinematics(
             dual.seed(level, shoulder, _SHOULDER), dual.seed(level, elbow, _ELBOW), upper, forearm
         )
