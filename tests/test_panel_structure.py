@@ -213,9 +213,6 @@ def registry() -> list[str]:
 
 PANEL_FILES = registry()
 
-# Panels whose mount may still run past the limit, each with the reason (empty when none).
-LONG_MOUNTS_ALLOWED: dict[str, str] = {}
-
 
 def test_the_registry_lists_existing_panels() -> None:
     assert len(PANEL_FILES) >= 10, PANEL_FILES
@@ -235,8 +232,6 @@ def test_a_panel_exports_id_title_and_mount(name: str) -> None:
 def test_a_panels_mount_is_short(name: str) -> None:
     first, last = mount_span((PANELS / name).read_text(encoding="utf-8"))
     lines = last - first + 1
-    if name in LONG_MOUNTS_ALLOWED and lines > MAX_MOUNT_LINES:
-        pytest.skip(f"{name}: mount is {lines} lines; allowed for now: {LONG_MOUNTS_ALLOWED[name]}")
     assert lines <= MAX_MOUNT_LINES, (
         f"{name}: mount runs {lines} lines (lines {first}-{last}); move DOM building and "
         f"drawing into a view module, as in arm-view.js"

@@ -4,7 +4,8 @@ import { h } from "./dom.js";
 
 /** A `.command` row: the command in <code> and a Copy button. Change it with setCommand. */
 export function commandLine(text, { label = "Run it on your desktop" } = {}) {
-  const code = h("code", { className: "command-text" }, text);
+  const code = h("code", { className: "command-text" });
+  fill(code, text);
   const copy = h("button", { type: "button", className: "command-copy", "aria-label": `Copy: ${text}` },
     "Copy");
   copy.addEventListener("click", async () => {
@@ -28,6 +29,15 @@ export function commandLine(text, { label = "Run it on your desktop" } = {}) {
 
 /** Replace the command a commandLine row shows (and copies). */
 export function setCommand(row, text) {
-  row.querySelector(".command-text").textContent = text;
+  fill(row.querySelector(".command-text"), text);
   row.querySelector(".command-copy").setAttribute("aria-label", `Copy: ${text}`);
+}
+
+/** Put `text` in `code` with each word unbreakable: a narrow card wraps the line between
+ * words, never inside one (a browser would otherwise break `--temperature` after a hyphen).
+ * The spaces stay text, so textContent (what Copy copies) is `text` exactly. */
+function fill(code, text) {
+  code.replaceChildren(
+    ...text.split(/( +)/).map((part, i) => (i % 2 ? part : h("span", { className: "command-word" }, part))),
+  );
 }
