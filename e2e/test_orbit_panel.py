@@ -226,3 +226,20 @@ def test_stop_off_screen_pause_and_a_sharp_canvas_on_a_phone(tang_page):
     drag(page, 1.0, 90.0)
     wait_shots(page, 1)
     assert page.console_errors == []
+
+
+def test_a_shot_can_be_aimed_and_launched_from_the_keyboard(tang_page):
+    page = tang_page
+    page.page.locator(ORBIT).scroll_into_view_if_needed()
+    page.page.wait_for_function(
+        "sel => document.querySelector(sel).dataset.state === 'ready'", arg=ORBIT, timeout=30_000
+    )
+    canvas = page.page.locator(f"{ORBIT} canvas")
+    canvas.focus()
+    for key in ("ArrowUp", "ArrowUp", "ArrowLeft"):  # from speed 0.8, heading 90°
+        page.page.keyboard.press(key)
+    assert "Aiming: speed 0.90, heading 95.0°" in state(page)["status"]
+    page.page.keyboard.press("Enter")
+    wait_shots(page, 1)
+    assert state(page)["shotsLeft"] == "2"
+    assert not page.console_errors

@@ -12,9 +12,10 @@ const SHOT_COLORS = ["#0891b2", "#d97706", "#db2777"];
  * show(readout, text)}. */
 export function orbitView(el) {
   const canvas = h("canvas", {
-    className: "orbit-canvas", role: "img",
+    className: "orbit-canvas", role: "img", tabIndex: 0,
     "aria-label": "A planet, its moon, a launch pad and a target. Drag from the pad to " +
-      "launch a probe: the drag's direction is the heading, its length the speed.",
+      "launch a probe: the drag's direction is the heading, its length the speed. Or use " +
+      "the arrow keys to aim (left and right: heading, up and down: speed) and Enter to launch.",
   });
   const tryButton = h("button", { type: "button", className: "primary", disabled: true },
     "Let tang try");

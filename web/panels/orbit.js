@@ -15,6 +15,9 @@ import { drawOrbit, FLY_S, orbitView } from "./orbit-view.js";
 
 const MAX_ITERATIONS = 40; // iterates per "Let tang try"
 const MIN_DRAG = 0.05; // a shorter drag (in speed units) is a tap, not a shot
+const KEY_AIM = { speed: 0.8, heading_deg: 90 }; // where keyboard aiming starts
+const KEY_TURN = { ArrowLeft: 5, ArrowRight: -5 }; // degrees per key press
+const KEY_PUSH = { ArrowUp: 0.05, ArrowDown: -0.05 }; // speed per key press
 const HIT = 1e-6; // a miss this small is a direct hit (in units of the pad's orbit radius)
 
 const cliFor = (shot, iterations = 0) =>
@@ -54,6 +57,9 @@ export default {
     canvas.addEventListener("pointerup", (ev) => {
       if (game.aim) game.release(view.fromEvent(ev));
     });
+    canvas.addEventListener("keydown", (ev) => {
+      if (game.key(ev.key)) ev.preventDefault();
+    });
     ui.tryButton.addEventListener("click", () => game.optimise());
     ui.stopButton.addEventListener("click", () => game.controller?.abort());
     ui.againButton.addEventListener("click", () => game.newRound());
@@ -66,7 +72,8 @@ export default {
     });
     whenVisible(canvas, (visible) => game.setVisible(visible));
     onResize(canvas, game.ui.draw);
-    game.setState("ready", `Drag from the pad (green) to launch: ${scene.shots} shots. Hit ` +
+    game.setState("ready", `Drag from the pad (green), or use the arrow keys and Enter, to ` +
+      `launch: ${scene.shots} shots. Hit ` +
       "the red target.");
     game.ui.draw();
   },
@@ -116,15 +123,40 @@ class OrbitGame {
     const dx = x - pad[0];
     const dy = y - pad[1];
     const speed = Math.min(Math.hypot(dx, dy), maxSpeed);
-    this.aim = { speed, heading_deg: (Math.atan2(dy, dx) * 180) / Math.PI };
-    this.ui.show("status", `Aiming: speed ${speed.toFixed(2)}, heading ` +
-      `${this.aim.heading_deg.toFixed(1)}°`);
+    this.showAim({ speed, heading_deg: (Math.atan2(dy, dx) * 180) / Math.PI });
+  }
+
+  showAim(aim) {
+    this.aim = aim;
+    this.ui.show("status", `Aiming: speed ${aim.speed.toFixed(2)}, heading ` +
+      `${aim.heading_deg.toFixed(1)}°`);
     this.ui.draw();
+  }
+
+  /** Keyboard aiming, for the focused canvas: ←/→ turn the heading, ↑/↓ change the speed,
+   * Enter or Space launches. True when the key was used. */
+  key(name) {
+    if (!this.canShoot()) return false;
+    const aim = { ...(this.aim ?? KEY_AIM) };
+    if (name in KEY_TURN) aim.heading_deg = ((aim.heading_deg + KEY_TURN[name] + 540) % 360) - 180;
+    else if (name in KEY_PUSH) {
+      aim.speed = Math.min(this.scene.max_speed, Math.max(0, aim.speed + KEY_PUSH[name]));
+    } else if ((name === "Enter" || name === " ") && this.aim) {
+      this.launch();
+      return true;
+    } else if (name !== "Enter" && name !== " ") return false; // Enter before aiming: show the aim
+
+    this.showAim(aim);
+    return true;
   }
 
   /** The drag ends at `point`: fire, unless it was too short to be a shot. */
   release(point) {
     this.aimAt(point);
+    this.launch();
+  }
+
+  launch() {
     const launch = this.aim;
     this.aim = null;
     if (launch.speed < MIN_DRAG) {
