@@ -37,12 +37,12 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any, NoReturn
+from typing import Any
 
 import tang.nn as nn
 from demos import poet_device
 from demos.api import handler
-from demos.common import finite_or_none
+from demos.common import OneLineParser, finite_or_none
 
 # Twenty physics haikus, written for this project.
 CORPUS = """\
@@ -530,15 +530,8 @@ def poet_source() -> dict[str, Any]:
 # command line
 
 
-class _Parser(argparse.ArgumentParser):
-    """Usage errors are one line on stderr and exit status 2."""
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {message}\n")
-
-
 def _parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="python -m demos.quantum_poet", description=__doc__.split("\n")[0])
+    p = OneLineParser(prog="python -m demos.quantum_poet", description=__doc__.split("\n")[0])
     p.add_argument("--epochs", type=int, required=True, help="epochs to train (0: only sample)")
     p.add_argument("--backend", choices=["python", "numpy"], default="python")
     p.add_argument(
