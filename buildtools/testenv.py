@@ -4,6 +4,7 @@ run pytest over tests/ and e2e/."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -21,28 +22,41 @@ APT_PACKAGES = (
     "pocl-opencl-icd",
     "ocl-icd-libopencl1",
 )
-DEV_DISTRIBUTIONS = (
-    "pytest",
-    "hypothesis",
-    "playwright",
-    "sympy",
-    "numpy",
-    "wgpu",
-    "ruff",
-    "pyopencl",
-    "safetensors",
-)
+
+
+def dev_requirements() -> list[str]:
+    """The ``dev`` extra of pyproject.toml: one list of what the tests need, read, not copied."""
+    import tomllib
+
+    with open(ROOT / "pyproject.toml", "rb") as f:
+        return list(tomllib.load(f)["project"]["optional-dependencies"]["dev"])
+
+
+def _release(version: str) -> tuple[int, ...]:
+    """The leading numbers of a version ("70.1.0rc1" -> (70, 1, 0)), enough for ">=" checks."""
+    numbers = []
+    for part in version.split("."):
+        digits = re.match(r"\d+", part)
+        if digits is None:
+            break
+        numbers.append(int(digits.group()))
+    return tuple(numbers)
 
 
 def _missing_distributions() -> list[str]:
+    """Requirements of the dev extra that are absent, or older than their ``>=`` bound."""
     from importlib import metadata
 
     missing = []
-    for name in DEV_DISTRIBUTIONS:
+    for requirement in dev_requirements():
+        name, _, minimum = (s.strip() for s in requirement.partition(">="))
         try:
-            metadata.version(name)
+            installed = metadata.version(name)
         except metadata.PackageNotFoundError:
-            missing.append(name)
+            missing.append(requirement)
+            continue
+        if minimum and _release(installed) < _release(minimum):
+            missing.append(f"{requirement} (have {installed})")
     return missing
 
 

@@ -22,6 +22,7 @@ import subprocess
 import sys
 import threading
 import time
+import tomllib
 import urllib.request
 from pathlib import Path
 
@@ -153,12 +154,22 @@ def test_relative_links_reach_a_file_and_heading() -> None:
 # the commands this file cannot run as written
 
 
+def test_the_test_setup_installs_the_build_backend_the_pip_test_uses() -> None:
+    """The pip test builds with ``--no-build-isolation``, i.e. with this environment's own
+    build backend: a fresh machine only has it (new enough) if the dev extra asks for it."""
+    sys.path.insert(0, str(ROOT))
+    from buildtools.testenv import dev_requirements
+
+    with open(ROOT / "pyproject.toml", "rb") as f:
+        backend = tomllib.load(f)["build-system"]["requires"]
+    assert set(backend) <= set(dev_requirements()), (backend, dev_requirements())
+
+
 @pytest.mark.slow  # seconds of CPU: out of the fast lane, in the full suite
 def test_pip_install_gives_a_library_with_no_dependency(tmp_path: Path) -> None:
     """``pip install .`` of a copy of the sources, into a folder, with no index to fetch
     from: it only succeeds when nothing is required. The README's library snippet then runs
     with that folder and the standard library only (``-S``: no site-packages)."""
-    pytest.importorskip("setuptools", reason="pip builds tang with setuptools")
     source, target = tmp_path / "source", tmp_path / "installed"
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
     for folder in ("tang", "demos"):

@@ -8,13 +8,18 @@ import _thread
 import asyncio
 import json
 import signal
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from demos import api
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture
@@ -71,11 +76,40 @@ def test_a_signal_outside_any_request_is_dropped(signalled):
     assert n > 0
 
 
+def test_running_tang_without_routing_leaves_sigint_as_it_found_it():
+    """Routing is the worker's choice: importing tang and serving a request leaves SIGINT's
+    handler alone, whatever the process started with (a shell's ``cmd &`` starts it ignored)."""
+    code = (
+        "import asyncio, json, signal\n"
+        "before = signal.getsignal(signal.SIGINT)\n"
+        "import tang\n"
+        "from demos import api\n"
+        "reply = json.loads(asyncio.run(api.dispatch_json('spin', '{\"seconds\": 0.01}', 1)))\n"
+        "assert reply['ok'], reply\n"
+        "tang.grad(lambda x: tang.sin(x) * x)(1.0)\n"
+        "print(repr(before), signal.getsignal(signal.SIGINT) is before)\n"
+    )
+    for start in (signal.SIG_DFL, signal.SIG_IGN):  # SIG_DFL: Python installs its own handler
+        proc = subprocess.run(
+            [sys.executable, "-c", code],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            preexec_fn=lambda start=start: signal.signal(signal.SIGINT, start),
+        )
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.split()[-1] == "True", (start, proc.stdout)
+
+
 def test_without_routing_sigint_stays_a_keyboard_interrupt():
-    """The command line and the tests keep Python's default: routing is the worker's choice."""
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
-    interrupt_soon()
-    with pytest.raises(KeyboardInterrupt):
-        end = time.monotonic() + 5
-        while time.monotonic() < end:
-            pass
+    """With Python's own handler in place, a SIGINT during a request is a KeyboardInterrupt:
+    only the worker turns it into a cancelled request."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)  # whatever we started with
+    try:
+        interrupt_soon()
+        with pytest.raises(KeyboardInterrupt):
+            spin(5.0, request=3)
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    finally:
+        signal.signal(signal.SIGINT, previous)
