@@ -2,7 +2,7 @@
 benchmark expressions character by character into the page. Target: p95 ≤ 50 ms in the page,
 of which the Python work (measured inside the worker) ≤ 2 ms.
 
-    python benchmarks/editor.py [--expressions N] [--no-warm-up]
+    python benchmarks/editor.py [--expressions N] [--no-warm-up] [--against REV] [--at REV]
 
 Drives headless Chromium (/usr/bin/chromium) on the built site. Each character is typed and
 the next one waits until the page has answered it (kernels, or the parse error of a prefix).
@@ -29,17 +29,24 @@ the worker computes slows the worker down, and this row shows by how much. The w
 warm-up after boot (web/worker.js) is reported as it ran, typing having started at ready, and
 the first compiles after boot (the editor's own at ready, the first keystroke's) are set
 against the median of the later ones (target: within 2x).
+
+``--against REV`` builds that git revision's site too (a temporary worktree) and types the
+same texts into both pages in one run, interleaved expression by expression (the order
+alternating), so load on a shared machine falls on both alike; it prints each figure for
+both and their ratio. ``--at REV`` measures a revision instead of the working tree (for
+``git bisect``). Revisions from before ``window.tang.editor`` (``window.tangEditor``) work.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -48,11 +55,14 @@ sys.path.insert(0, str(ROOT))
 sys.path.append(str(ROOT / "benchmarks"))  # after ROOT: benchmarks/demos.py is not demos/
 
 from expressions import EXPRESSIONS  # noqa: E402
+from harness import open_page, serve, worktree  # noqa: E402
 
 import build  # noqa: E402
 
-CHROMIUM = os.environ.get("TANG_CHROMIUM", "/usr/bin/chromium")
 BASE = ["--no-sandbox", "--headless=new", "--disable-background-networking", "--no-first-run"]
+VIEWPORT = {"width": 1280, "height": 900}
+# the page's per-keystroke records (window.tangEditor before they moved under window.tang)
+RECORDS = "((window.tang && window.tang.editor) || window.tangEditor)"
 INPUT = ".expr-input .cm-content"
 IDLE_CALLS = """async texts => { const ms = [];
     for (const expr of texts) {
@@ -68,8 +78,8 @@ MAIN_THREAD = {  # kind -> Chrome's metric: all tasks, then the parts it names
     "layout": "LayoutDuration",
     "style": "RecalcStyleDuration",
 }
-ANSWERED = """t => { const l = window.tang && window.tang.editor && window.tang.editor.last;
-                     return !!l && l.expr === t && l.paint_ms !== undefined; }"""
+ANSWERED = f"""t => {{ const r = {RECORDS}; const l = r && r.last;
+                     return !!l && l.expr === t && l.paint_ms !== undefined; }}"""
 
 
 def main_thread_seconds(cdp) -> dict[str, float]:
@@ -107,63 +117,141 @@ def row(name: str, values: list[float]) -> str:
     )
 
 
+class Typist:
+    """One page of the editor, typed into character by character; what it recorded."""
+
+    def __init__(self, pw, tmp: str, url: str) -> None:
+        self.context, self.page = open_page(pw, tmp, url, BASE, viewport=VIEWPORT)
+        self.page.wait_for_selector(".kernel-output[data-state=ok]", timeout=120_000)
+        self.first = self.optional(f"{RECORDS}.first")  # the compile at boot
+        self.boot = self.optional("window.tang.ready.then((r) => r.timings)")
+        self.memory = [self.optional(MEMORY)]
+        self.cdp = self.context.new_cdp_session(self.page)
+        self.cdp.send("Performance.enable")
+        self.main_thread = [main_thread_seconds(self.cdp)]
+        self.samples: list[dict] = []
+
+    def optional(self, script: str, arg: object = None) -> object:
+        """``script``'s value, or None on a revision that lacks what it reads."""
+        from playwright.sync_api import Error
+
+        try:
+            return self.page.evaluate(script, arg)
+        except Error:
+            return None
+
+    def type(self, text: str) -> None:
+        page = self.page
+        page.click(INPUT)
+        page.keyboard.press("Control+A")
+        page.keyboard.press("Backspace")
+        page.wait_for_function(ANSWERED, arg="", timeout=30_000)
+        for k in range(1, len(text) + 1):
+            page.keyboard.type(text[k - 1])
+            page.wait_for_function(ANSWERED, arg=text[:k], timeout=30_000)
+            self.samples.append(page.evaluate(f"{RECORDS}.last"))
+
+    def finish(self) -> None:
+        """Read what typing cost on the main thread, then the idle calls and the warm-up."""
+        self.main_thread.append(main_thread_seconds(self.cdp))
+        self.memory.append(self.optional(MEMORY))
+        texts = [s["expr"] for s in self.samples if s["ok"]]
+        self.idle = self.optional(IDLE_CALLS, texts)
+        self.warm = self.optional("window.tang.warmUp()")
+        self.context.close()
+
+    def busy_ms(self) -> dict[str, float]:
+        """The page's main-thread time per keystroke while typing, by kind."""
+        before, after = self.main_thread
+        return {k: (after[k] - before[k]) * 1e3 / len(self.samples) for k in MAIN_THREAD}
+
+
+def site_of(rev: str | None, stack: contextlib.ExitStack, tmp: str) -> Path:
+    """The built site of the working tree (dist/), or of git revision ``rev``."""
+    if rev is None:
+        build.build(build.DIST, quiet=True)
+        return build.DIST
+    tree = stack.enter_context(worktree(rev))
+    out = Path(tmp) / f"site-{rev.replace('/', '_')}"
+    subprocess.run(
+        [sys.executable, "build.py", "build", "--out", str(out)],
+        cwd=tree,
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+    return out
+
+
+def compare(this: Typist, that: Typist, names: tuple[str, str]) -> None:
+    """Each figure for both revisions, typed in the same run, and the ratio of their p95."""
+    print(f"\nthe same keystrokes, interleaved: {names[0]} against {names[1]} (ms)")
+    print(f"  {'':<34}{'p50':>8}{'p95':>8}{'p50':>10}{'p95':>8}   p95 ratio")
+    print(f"  {'':<34}{names[0][:16]:>16}{names[1][:18]:>18}")
+    fields = (
+        ("edit → next frame painted", "paint_ms"),
+        ("edit → kernels in the DOM", "latency_ms"),
+        ("worker round trip", "call_ms"),
+        ("Python in the worker (Pyodide)", "python_ms"),
+        ("  of which the handler", "handler_ms"),
+    )
+    for label, key in fields:
+        a = [s[key] for s in this.samples if s["ok"]]
+        b = [s[key] for s in that.samples if s["ok"]]
+        pa, pb = percentile(a, 0.95), percentile(b, 0.95)
+        print(
+            f"  {label:<34}{statistics.median(a):8.2f}{pa:8.2f}"
+            f"{statistics.median(b):10.2f}{pb:8.2f}   {pa / pb:6.2f}x"
+        )
+    ba, bb = this.busy_ms(), that.busy_ms()
+    for kind in MAIN_THREAD:
+        print(
+            f"  {'main thread ' + kind + ' per keystroke':<34}{ba[kind]:16.2f}"
+            f"{bb[kind]:18.2f}   {ba[kind] / max(bb[kind], 1e-9):6.2f}x"
+        )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--expressions", type=int, default=len(EXPRESSIONS))
     parser.add_argument(
         "--no-warm-up", action="store_true", help="open the page with ?warm-up=off (for scale)"
     )
+    parser.add_argument("--against", metavar="REV", help="type into this revision's page too")
+    parser.add_argument("--at", metavar="REV", help="measure this revision, not the work tree")
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
     texts = list(EXPRESSIONS.values())[: args.expressions]
-    build.build(build.DIST, quiet=True)
-    server = build.make_server(build.DIST, 0)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    url = f"http://127.0.0.1:{server.server_address[1]}/"
-    samples: list[dict] = []
-    with tempfile.TemporaryDirectory() as tmp, sync_playwright() as pw:
-        context = pw.chromium.launch_persistent_context(
-            f"{tmp}/profile",
-            executable_path=CHROMIUM,
-            headless=True,
-            args=BASE,
-            env={**os.environ, "HOME": tmp, "XDG_CONFIG_HOME": f"{tmp}/config"},
-            viewport={"width": 1280, "height": 900},
-        )
-        context.route(
-            "**/*",
-            lambda r: r.fallback() if r.request.url.startswith(url) else r.abort(),
-        )
-        page = context.pages[0] if context.pages else context.new_page()
-        page.goto(url + ("?warm-up=off" if args.no_warm_up else ""))
-        page.wait_for_selector(".kernel-output[data-state=ok]", timeout=120_000)
-        first = page.evaluate("window.tang.editor.first")  # the compile at boot
-        boot = page.evaluate("window.tang.ready.then((r) => r.timings)")
-        memory = [page.evaluate(MEMORY)]
-        cdp = context.new_cdp_session(page)
-        cdp.send("Performance.enable")
-        main_thread = [main_thread_seconds(cdp)]
-        for text in texts:
-            page.click(INPUT)
-            page.keyboard.press("Control+A")
-            page.keyboard.press("Backspace")
-            page.wait_for_function(ANSWERED, arg="", timeout=30_000)
-            for k in range(1, len(text) + 1):
-                page.keyboard.type(text[k - 1])
-                page.wait_for_function(ANSWERED, arg=text[:k], timeout=30_000)
-                samples.append(page.evaluate("window.tang.editor.last"))
-        main_thread.append(main_thread_seconds(cdp))
-        memory.append(page.evaluate(MEMORY))
-        idle = page.evaluate(IDLE_CALLS, [s["expr"] for s in samples if s["ok"]])
-        warm = page.evaluate("window.tang.warmUp()")
-        context.close()
-    server.shutdown()
+    query = "?warm-up=off" if args.no_warm_up else ""
+    with contextlib.ExitStack() as stack:
+        tmp = stack.enter_context(tempfile.TemporaryDirectory())
+        revs = [args.at] + ([args.against] if args.against else [])
+        pages = []
+        pw = stack.enter_context(sync_playwright())
+        for k, rev in enumerate(revs):
+            server, url = serve(site_of(rev, stack, tmp))
+            stack.callback(server.shutdown)
+            pages.append(Typist(pw, f"{tmp}/browser{k}", url + query))
+        for i, text in enumerate(texts):
+            for typist in pages if i % 2 == 0 else pages[::-1]:  # alternate who goes first
+                typist.type(text)
+        for typist in pages:
+            typist.finish()
+    if args.at is None:
+        report(pages[0], len(texts))
+    if args.against:
+        compare(*pages, (args.at or "this tree", args.against))
+    return 0
 
+
+def report(typist: Typist, expressions: int) -> None:
+    """The detailed figures of one page (the working tree's: older revisions recorded less)."""
+    samples, first, boot, memory = typist.samples, typist.first, typist.boot, typist.memory
+    idle, warm = typist.idle, typist.warm
     native = cpython_ms([s["expr"] for s in samples])
     kernels = [s for s in samples if s["ok"]]
     print(
-        f"{len(texts)} expressions typed character by character: {len(samples)} keystrokes, "
+        f"{expressions} expressions typed character by character: {len(samples)} keystrokes, "
         f"{len(kernels)} of them answered with all eight kernels, the rest with a parse error"
     )
     print(f"  {'ms':<34}{'p50':>8}{'p95':>8}{'max':>9}")
@@ -218,7 +306,7 @@ def main() -> int:
     else:
         print("worker warm-up after boot: not finished (or failed: see the console)")
     print(f"ratio Pyodide / CPython for the same work (median): {ratio:.2f}x")
-    busy = {k: (main_thread[1][k] - main_thread[0][k]) * 1e3 / len(samples) for k in MAIN_THREAD}
+    busy = typist.busy_ms()
     print(
         f"the page's main thread per keystroke, while typing: {busy['busy']:.1f} ms busy "
         f"(script {busy['script']:.1f}, layout {busy['layout']:.1f}, style {busy['style']:.1f}, "
@@ -232,7 +320,6 @@ def main() -> int:
         f"collections, {spent:.1f} ms in all ({spent / len(samples):.2f} ms per keystroke), "
         f"between requests; {memory[1]['nodes']} nodes left in the intern table"
     )
-    return 0
 
 
 if __name__ == "__main__":

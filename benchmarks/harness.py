@@ -7,16 +7,20 @@ as every script that opens a page already sets."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import statistics
+import subprocess
+import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 CHROMIUM = os.environ.get("TANG_CHROMIUM", "/usr/bin/chromium")
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def timed(fn: Callable[[], object], repeat: int) -> tuple[float, float]:
@@ -54,6 +58,7 @@ def open_page(
     args: list[str],
     env: dict[str, str] | None = None,
     chromium: str = CHROMIUM,
+    viewport: dict[str, int] | None = None,
 ) -> tuple[Any, Any]:
     """Launch headless Chromium (Playwright ``pw``) with a throw-away profile and home in
     ``tmp``, abort every request that leaves 127.0.0.1, and open ``url``: ``(context, page)``."""
@@ -63,6 +68,7 @@ def open_page(
         headless=True,
         args=args,
         timeout=60_000,
+        **({"viewport": viewport} if viewport else {}),
         env={**os.environ, "HOME": tmp, "XDG_CONFIG_HOME": f"{tmp}/.config", **(env or {})},
     )
     context.route(
@@ -72,3 +78,19 @@ def open_page(
     page = context.pages[0] if context.pages else context.new_page()
     page.goto(url)
     return context, page
+
+
+@contextlib.contextmanager
+def worktree(rev: str, root: Path = ROOT) -> Iterator[Path]:
+    """A temporary git worktree of revision ``rev`` (removed on exit), with this checkout's
+    download cache linked in so building it fetches nothing."""
+    with tempfile.TemporaryDirectory() as tmp:
+        tree = Path(tmp) / "tree"
+        git = ["git", "-C", str(root), "worktree"]
+        subprocess.run([*git, "add", "--detach", "-q", str(tree), rev], check=True)
+        try:
+            if (root / ".cache").is_dir():
+                (tree / ".cache").symlink_to(root / ".cache")
+            yield tree
+        finally:
+            subprocess.run([*git, "remove", "--force", str(tree)], check=False)

@@ -8,6 +8,8 @@ Workloads (each over the 20 core expressions of benchmarks/expressions.py):
 
     editor   playground.compile on every keystroke that yields kernels (parse, grad, exact
              simplify, schedule, eight printers, layout)
+    keystroke  the same keystrokes as the worker serves them: JSON text in, through
+             demos.api's dispatcher and the handler, to the JSON text of the answer
     core     parse + grad + simplify, as in benchmarks/core.py (a)
     lower    schedule + eight printers of each finished expression's value and gradient
 
@@ -22,6 +24,7 @@ and prints the ratio. Needs valgrind (Debian package ``valgrind``).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import re
 import shutil
@@ -30,7 +33,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from harness import ROOT, worktree
 
 # Each workload: setup, then the body of ``go()``; the driver calls go() once to warm up, then
 # N more times.
@@ -45,6 +48,20 @@ texts = [t for t in texts if "kernels" in P.compile_expression(t)]
 for t in texts:
     P._last.update(key=None, answer=None)
     P.compile_expression(t)
+""",
+    ),
+    "keystroke": (
+        """
+import asyncio, json
+from demos import api, playground as P
+texts = [t[:k] for t in EXPRESSIONS.values() for k in range(1, len(t) + 1)]
+texts = [json.dumps({"expr": t}) for t in texts if "kernels" in P.compile_expression(t)]
+loop = asyncio.new_event_loop()  # one loop, as the worker has
+""",
+        """
+for k, params in enumerate(texts):
+    P._last.update(key=None, answer=None)
+    loop.run_until_complete(api.dispatch_json("playground.compile", params, k))
 """,
     ),
     "core": (
@@ -130,30 +147,17 @@ def main() -> int:
     if shutil.which("valgrind") is None:
         print("needs valgrind: apt-get install valgrind", file=sys.stderr)
         return 2
-    with tempfile.TemporaryDirectory() as tmp:
-        other = None
-        if args.against:
-            other = Path(tmp) / "other"
-            add = ["git", "-C", str(ROOT), "worktree", "add", "--detach", "-q", str(other)]
-            subprocess.run([*add, args.against], check=True)
-        try:
-            print(
-                f"  {'workload':<10}{'M instructions':>16}"
-                + (f"{args.against:>14}" if other else "")
-            )
-            for name in args.workload:
-                here = count(ROOT, name)
-                line = f"  {name:<10}{here / 1e6:16.1f}"
-                if other is not None:
-                    there = count(other, name)
-                    line += f"{there / 1e6:14.1f}   this / that: {here / there:.3f}"
-                print(line)
-        finally:
+    with contextlib.ExitStack() as stack:
+        other = stack.enter_context(worktree(args.against)) if args.against else None
+        against = f"{args.against:>14}" if other else ""
+        print(f"  {'workload':<10}{'M instructions':>16}{against}")
+        for name in args.workload:
+            here = count(ROOT, name)
+            line = f"  {name:<10}{here / 1e6:16.1f}"
             if other is not None:
-                subprocess.run(
-                    ["git", "-C", str(ROOT), "worktree", "remove", "--force", str(other)],
-                    check=False,
-                )
+                there = count(other, name)
+                line += f"{there / 1e6:14.1f}   this / that: {here / there:.3f}"
+            print(line)
     return 0
 
 
