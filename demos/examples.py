@@ -11,6 +11,7 @@ import shlex
 from dataclasses import dataclass
 from typing import Any
 
+from demos import quantum_poet
 from demos.api import handler
 
 
@@ -60,8 +61,9 @@ EXAMPLES: tuple[Example, ...] = (
     ),
     Example(
         "A small model that writes",
-        "tang.nn trains a character model on physics haikus in pure Python, then samples it.",
-        ("demos.quantum_poet", "--epochs", "2"),
+        "tang.nn trains the Quantum Poet, a character model of physics haikus, in pure Python, "
+        "as the page's card does, then samples it.",
+        ("demos.quantum_poet", "--epochs", str(quantum_poet.EPOCHS)),
     ),
     Example(
         "Attention, derived",

@@ -8,7 +8,10 @@ responsive and logs no console error."""
 from __future__ import annotations
 
 import math
+import re
 import time
+
+from conftest import TangPage
 
 import tang.nn as nn
 from demos import quantum_poet as poet
@@ -80,7 +83,8 @@ def test_the_poet_trains_stops_resumes_generates_and_round_trips_weights(tang_pa
     assert body.locator('[data-readout="params"]').inner_text() == "21,534"
     shown = body.locator(".poet-source pre").inner_text()
     assert "nn.Linear(240, 64" in shown and "nn.Adam(model.parameters(), lr=0.005)" in shown
-    assert "python -m demos.quantum_poet --epochs 20" in body.locator(".command-text").inner_text()
+    command = f"python -m demos.quantum_poet --epochs {poet.EPOCHS} "
+    assert command in body.locator(".command-text").inner_text()
 
     # a few epochs in the tab lower the loss; the page stays responsive meanwhile
     click(page, "train")
@@ -111,14 +115,14 @@ def test_the_poet_trains_stops_resumes_generates_and_round_trips_weights(tang_pa
     wait_card(page, "d.state === 'stopped'", 30_000)
     in_tab = card(page)["stepLosses"]
     trainer, loader = poet.build_and_train(0, "python")
-    trainer.epochs(poet.PAGE_EPOCHS)
+    trainer.epochs(poet.EPOCHS)
     desktop = [trainer.step(loader).loss for _ in in_tab]
     for i, (a, b) in enumerate(zip(in_tab, desktop)):
         assert math.isclose(a, b, rel_tol=1e-9), (i, a, b)
 
     # Generate: seeded text; a character outside the vocabulary is dropped with a note
     page.page.locator(f"{POET} .poet-seed").fill("Quantum!")
-    assert "dropped" in card(page)["note"] and '"!"' in card(page)["note"]
+    assert card(page)["note"].startswith('Dropped "!"')
     text = generate(page, 7)
     assert text.startswith("quantum") and len(text) > 100
     assert generate(page, 7) == text and generate(page, 8) != text
@@ -162,3 +166,58 @@ def test_the_poet_trains_stops_resumes_generates_and_round_trips_weights(tang_pa
 
     assert page.console_errors == []
     print(f"two epochs in the tab: {two_epochs_s:.1f} s")
+
+
+def seed_box_fit(page) -> dict:
+    """The seed box with its caret at the end: how far its text scrolled, and its widths."""
+    return page.page.locator(f"{POET} .poet-seed").evaluate(
+        """box => {
+             box.focus();
+             box.setSelectionRange(box.value.length, box.value.length);
+             return {scrolled: box.scrollLeft, text: box.scrollWidth, box: box.clientWidth};
+           }"""
+    )
+
+
+def test_the_card_names_the_poet_fits_its_seed_says_what_it_dropped_and_agrees_on_epochs(
+    launch, site
+):
+    """Issue 27's tour of the card: it names the Quantum Poet where a visitor reads; the seed
+    box shows all 8 characters at 375 and 1280 px (it showed "ıuantum", the q cut off); a
+    dropped character is named, as text, beside the box and in the sample's note; the epochs
+    Train runs ("/ N"), the card's command and the examples list all say EPOCHS."""
+    context = launch(viewport={"width": 375, "height": 800})
+    page = TangPage(context.new_page(), site.url).open()
+    body = page.page.locator(POET)
+    body.scroll_into_view_if_needed()
+    wait_card(page, "d.state === 'idle'", 60_000)
+    assert "the Quantum Poet" in body.locator(".demo-what").inner_text()
+
+    seed = page.page.locator(f"{POET} .poet-seed")
+    for width in (375, 1280):
+        page.page.set_viewport_size({"width": width, "height": 800})
+        for text in ("quantum ", "mmmmmmmm"):
+            seed.fill(text)
+            fit = seed_box_fit(page)
+            assert fit["scrolled"] == 0 and fit["text"] <= fit["box"], (width, text, fit)
+
+    seed.fill("gravity!")
+    note = body.locator(".poet-note").inner_text()
+    assert note.startswith('Dropped "!"') and '" gravity"' in note, note
+    seed.fill("<b>x</b>")  # text, never HTML
+    assert body.locator(".poet-note b").count() == 0
+    assert body.locator(".poet-note").inner_text().startswith('Dropped "<", ">", "<", "/", ">"')
+    seed.fill("gravity!")
+    generate(page, 7)
+    sample_note = body.locator(".poet-sample-note").inner_text()
+    assert 'seed " gravity" ("!" dropped)' in sample_note, sample_note
+
+    readout = body.locator('[data-readout="epoch"]').inner_text()
+    assert readout == f"0 / {poet.EPOCHS} · step 0", readout
+    shown = body.locator(".command-text").inner_text()
+    assert re.search(r"--epochs (\d+) ", shown).group(1) == str(poet.EPOCHS), shown
+    examples = page.page.locator("#panel-build-examples .panel-body")
+    examples.and_(page.page.locator("[data-state=done]")).wait_for(state="attached")
+    listed = [c for c in examples.locator(".command-text").all_text_contents() if "poet" in c]
+    assert listed == [f"python -m demos.quantum_poet --epochs {poet.EPOCHS}"], listed
+    assert page.console_errors == []

@@ -20,6 +20,7 @@ import pytest
 import tang.nn as nn
 from demos import api
 from demos import quantum_poet as poet
+from demos.examples import EXAMPLES
 
 ROOT = Path(__file__).resolve().parent.parent
 HAS_NUMPY = "numpy" in nn.available_backends()
@@ -220,6 +221,19 @@ def test_worker_generate_reports_dropped_characters():
         call("poet.generate", session="never-made")
 
 
+def test_the_page_the_command_line_and_the_examples_list_train_the_same_epochs():
+    """One count, EPOCHS: what the page's Train runs (a new session's target, poet.train's
+    default), the command line's default and the examples list's command. Issue 27: the card
+    said "/ 200" while its command said --epochs 20 and the list --epochs 2."""
+    created = call("poet.create", session="t-epochs")
+    assert created["target_epochs"] == poet.EPOCHS and not created["done"]
+    trained = call("poet.train", session="t-epochs", max_steps=1)
+    assert trained["target_epochs"] == poet.EPOCHS and trained["step"] == 1
+    assert poet._parser().parse_args([]).epochs == poet.EPOCHS
+    listed = [e.argv for e in EXAMPLES if e.module == "demos.quantum_poet"]
+    assert listed == [("demos.quantum_poet", "--epochs", str(poet.EPOCHS))]
+
+
 def test_worker_export_import_round_trip_and_bad_files_change_nothing(tmp_path):
     call("poet.create", session="t-io")
     call("poet.train", session="t-io", budget_ms=200)
@@ -319,7 +333,7 @@ def test_cli_prints_losses_and_text():
         (["--epochs", "0", "--temperature", "2"], "temperature must be between 0.3 and 1.5"),
         (["--epochs", "0", "--temperature", "0.1"], "temperature must be between 0.3 and 1.5"),
         (["--epochs", "x"], "invalid int value"),
-        ([], "required: --epochs"),
+        (["--epochs"], "expected one argument"),
         (["--epochs", "1", "--backend", "cuda"], "invalid choice"),
         (["--epochs", "-1"], "--epochs must be"),
         (["--epochs", "0", "--load", "/nonexistent/w.safetensors"], "cannot read"),

@@ -26,6 +26,8 @@ export function poetView(el, firstCommand) {
     deviceGpu: radio("gpu", { disabled: true, "aria-describedby": "poet-device-note" }),
     deviceNote: h("span", { className: "poet-device-note", id: "poet-device-note" },
       "looking for a WebGPU adapter…"),
+    // the switch's progress: "Switching to the CPU…", then confirmed or why it failed
+    deviceState: h("span", { className: "poet-device-state", role: "status" }, ""),
     canvas: h("canvas", {
       className: "plot poet-loss", role: "img",
       "aria-label": "Training loss per step (log scale), with each epoch's mean as a dot",
@@ -58,15 +60,16 @@ export function poetView(el, firstCommand) {
   const source = h("code", {}, "");
   const sourceCaption = h("figcaption", {}, "The Python that builds and trains it");
   el.append(
-    h("p", { className: "demo-what" }, "tang.nn trains a 21,534-parameter character model " +
-      "on 20 physics haikus right here, in pure Python in this page's worker: tensors with " +
-      "reverse-mode autograd, Adam, then sampling one character at a time. On the GPU, the " +
+    h("p", { className: "demo-what" }, "tang.nn trains the Quantum Poet, a 21,534-parameter " +
+      "character model, on 20 physics haikus right here, in pure Python in this page's " +
+      "worker: tensors with reverse-mode autograd, Adam, then sampling one character at a " +
+      "time. On the GPU, the " +
       "whole training step is compiled from the tensor IR and runs on this page's WebGPU."),
     h("div", { className: "poet-buttons" }, v.trainBtn, v.stopBtn, v.resumeBtn),
     h("fieldset", { className: "poet-device" }, h("legend", {}, "Train on"),
       h("label", {}, v.deviceCpu, " CPU (pure Python)"),
       h("label", {}, v.deviceGpu, " GPU (WebGPU, the step compiled from the tensor IR)"),
-      v.deviceNote),
+      v.deviceNote, v.deviceState),
     v.canvas,
     list,
     h("div", { className: "poet-controls" },

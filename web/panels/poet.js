@@ -4,7 +4,8 @@
 // Stop takes effect after the step in flight. Every few epochs the card writes a sample.
 // The CPU/GPU switch moves training onto this page's WebGPU adapter (the whole step compiled
 // from the tensor IR, demos/poet_device.py) and back, mid-epoch included; with no adapter the
-// GPU option is disabled and says why.
+// GPU option is disabled and says why. A click (or arrow key) on the switch shows at once as
+// "switching to …", then as confirmed once the worker has moved training, or reverted with why.
 // The Python shown is read from demos/quantum_poet.py by the worker (poet.source).
 // ./poet-view.js builds the card and draws the loss; this file is the controller.
 import { pythonStarted } from "../lib/card.js";
@@ -14,8 +15,7 @@ import { downloadBytes, fromBase64, toBase64 } from "../lib/files.js";
 import { fmt } from "../lib/format.js";
 import { drawLosses, poetView } from "./poet-view.js";
 
-const SESSION = "page";
-const EPOCHS = 200; // Train runs up to this many epochs
+const SESSION = "page"; // Train runs the worker's epochs (demos/quantum_poet.py's EPOCHS)
 const CHUNK_MS = 100; // worker time per call, at most; one step takes 50–100 ms in Pyodide
 const CHUNK_STEPS = 1; // one step a call: Stop lands within one step
 // On the GPU a step is ~14 ms but each read back waits ~0.1 s for the queue: one epoch a call
@@ -26,9 +26,16 @@ const SAMPLE_CHARS = 160;
 const MAX_UPLOAD = 4 << 20; // bytes: the poet's weights are 173 KB
 const VOCAB = new Set("abcdefghijklmnopqrstuvwxyz \n,.");
 
-const cliFor = ({ seed, temperature, sampleSeed }) =>
-  `python -m demos.quantum_poet --epochs 20 --seed-text ${JSON.stringify(seed)} ` +
-  `--temperature ${temperature} --sample-seed ${sampleSeed}`;
+const DEVICE_NAMES = { cpu: "CPU", gpu: "GPU" };
+
+/** The desktop command for the card's controls. `epochs` is the worker's count; before Python
+ * answers it is left out (the command line's default is the same number). */
+const cliFor = ({ epochs, seed, temperature, sampleSeed }) =>
+  `python -m demos.quantum_poet${epochs ? ` --epochs ${epochs}` : ""} ` +
+  `--seed-text ${JSON.stringify(seed)} --temperature ${temperature} --sample-seed ${sampleSeed}`;
+
+/** `dropped` characters (cleanSeed's) as a phrase: '"!", "?"'. */
+const droppedList = (dropped) => dropped.map((d) => JSON.stringify(d.char)).join(", ");
 
 /** What the worker will make of a seed text: lowercased, filtered, the last 8, left-padded. */
 export function cleanSeed(raw) {
@@ -79,8 +86,7 @@ export default {
     view.downloadBtn.addEventListener("click", () => poet.exclusive(() => poet.download()));
     view.fileInput.addEventListener("change", () => poet.exclusive(() => poet.upload()));
     for (const radio of [view.deviceCpu, view.deviceGpu]) {
-      radio.addEventListener("change", () => radio.checked &&
-        poet.exclusive(() => poet.switchDevice(radio.value)));
+      radio.addEventListener("change", () => radio.checked && poet.chooseDevice(radio.value));
     }
     poet.updateSeedNote();
 
@@ -116,6 +122,8 @@ class PoetCard {
     this.lastSampleEpoch = 0;
     this.busy = Promise.resolve(); // generate/export/import/switch wait for each other
     this.gpuAvailable = false; // poet.devices found a WebGPU adapter
+    this.wantedDevice = null; // the switch's choice while the worker has not answered it
+    this.switchTicket = 0; // counts choices: only the latest one's answer settles the switch
   }
 
   redraw() {
@@ -139,6 +147,7 @@ class PoetCard {
 
   showStatus(s) {
     const { el, view, stepLosses } = this;
+    const epochsChanged = s.target_epochs !== this.status?.target_epochs;
     this.status = s;
     if (s.batch_losses) stepLosses.push(...s.batch_losses);
     view.show("epoch", `${s.epoch} / ${s.target_epochs} · step ${s.step}`);
@@ -149,8 +158,9 @@ class PoetCard {
         `${batch === null ? "" : `${last === null ? "" : " · "}last batch ${fmt(batch, 4)}`}`);
     view.show("params", s.params.toLocaleString("en-US"));
     view.show("device", s.device === "gpu" ? `GPU: ${s.device_name}` : "CPU (pure Python)");
-    view.deviceGpu.checked = s.device === "gpu";
-    view.deviceCpu.checked = s.device !== "gpu";
+    const shown = this.wantedDevice ?? s.device; // a pending choice stays shown
+    view.deviceGpu.checked = shown === "gpu";
+    view.deviceCpu.checked = shown !== "gpu";
     el.dataset.device = s.device;
     el.dataset.epoch = String(s.epoch);
     el.dataset.step = String(s.step);
@@ -158,6 +168,7 @@ class PoetCard {
     el.dataset.epochLoss = last === null ? "" : String(last);
     this.setButtons();
     this.redraw();
+    if (epochsChanged) this.updateSeedNote(); // the command shows the epochs Train runs
   }
 
   seedParams() {
@@ -173,12 +184,13 @@ class PoetCard {
     const { view } = this;
     const { seed, temperature, sampleSeed: n } = this.seedParams();
     view.seedNote.textContent = seed.dropped.length
-      ? `dropped ${seed.dropped.map((d) => JSON.stringify(d.char)).join(", ")}: not in the ` +
-        "model's 30 symbols (a–z, space, newline, comma, period)"
+      ? `Dropped ${droppedList(seed.dropped)}: not among the model's 30 symbols (a–z, ` +
+        `space, newline, comma, period), so the seed is ${JSON.stringify(seed.text)}.`
       : "";
     this.el.dataset.dropped = String(seed.dropped.length);
     view.tempOut.textContent = String(temperature);
-    setCommand(view.command, cliFor({ seed: seed.text, temperature, sampleSeed: n }));
+    const epochs = this.status?.target_epochs;
+    setCommand(view.command, cliFor({ epochs, seed: seed.text, temperature, sampleSeed: n }));
   }
 
   /** Run `task` after every task started before it (one worker model, one user of it). */
@@ -195,8 +207,9 @@ class PoetCard {
       session: SESSION, seed_text: view.seedBox.value, temperature, sample_seed: n, length,
     });
     view.sample.textContent = r.seed.trimStart() + r.text;
-    view.sampleNote.textContent = `After epoch ${r.epoch}, seed ${JSON.stringify(r.seed)}, ` +
-      `temperature ${r.temperature}, sample seed ${r.sample_seed}:`;
+    const dropped = r.dropped.length ? ` (${droppedList(r.dropped)} dropped)` : "";
+    view.sampleNote.textContent = `After epoch ${r.epoch}, seed ${JSON.stringify(r.seed)}` +
+      `${dropped}, temperature ${r.temperature}, sample seed ${r.sample_seed}:`;
     el.dataset.text = r.text;
     el.dataset.samples = String(Number(el.dataset.samples || 0) + 1);
     return r;
@@ -218,19 +231,44 @@ class PoetCard {
     this.setButtons();
   }
 
+  /** The switch was clicked (or moved by a key): show the choice at once as pending, then
+   * ask the worker (after any generate/export/import in flight). */
+  chooseDevice(device) {
+    const ticket = ++this.switchTicket;
+    this.wantedDevice = device;
+    this.el.dataset.deviceWanted = device;
+    this.showSwitch("pending", `Switching to the ${DEVICE_NAMES[device]}…`);
+    return this.exclusive(() => this.switchDevice(device, ticket));
+  }
+
+  /** The switch's state line (and data-device-switch: pending, done or failed). */
+  showSwitch(state, text) {
+    this.el.dataset.deviceSwitch = state;
+    this.view.deviceState.textContent = text;
+    this.view.deviceState.classList.toggle("panel-error", state === "failed");
+  }
+
   /** Train on `device` from the next step on; the worker moves the parameters, the Adam
-   * state and the place in the epoch over, so training continues exactly. */
-  async switchDevice(device) {
-    const { view } = this;
+   * state and the place in the epoch over, so training continues exactly. The switch is
+   * settled by the answer to the latest choice: confirmed, or reverted saying why. */
+  async switchDevice(device, ticket) {
+    let s = null;
+    let why = "";
     try {
-      const s = await this.call("poet.device", { session: SESSION, device });
-      this.showStatus(s);
-      if (s.device_error) view.say(s.device_error, true);
-      else view.say(`Training on the ${s.device === "gpu" ? `GPU (${s.device_name})` : "CPU"} ` +
-        `from epoch ${s.epoch}, step ${s.step}.`);
+      s = await this.call("poet.device", { session: SESSION, device });
+      if (s.device !== device) why = s.device_error || `the worker stayed on the ${s.device}`;
     } catch (err) {
-      if (this.status) this.showStatus(this.status);
-      view.say(`Could not switch to the ${device.toUpperCase()}: ${err.message}`, true);
+      why = err.message;
+    }
+    const latest = ticket === this.switchTicket;
+    if (latest) this.wantedDevice = null;
+    if (s ?? this.status) this.showStatus(s ?? this.status);
+    if (!latest) return; // a later choice is pending: its answer settles the switch
+    if (why) {
+      this.showSwitch("failed", `Could not switch to the ${DEVICE_NAMES[device]}: ${why}`);
+    } else {
+      const where = s.device === "gpu" ? `GPU (${s.device_name})` : "CPU";
+      this.showSwitch("done", `Training on the ${where} from epoch ${s.epoch}, step ${s.step}.`);
     }
   }
 
@@ -245,9 +283,9 @@ class PoetCard {
     view.sample.textContent = "";
     view.sampleNote.textContent = "";
     try {
-      const device = this.status?.device ?? "cpu"; // a fresh model on the chosen device
+      // a fresh model on the device chosen, once any switch in flight has settled
       this.showStatus(await this.exclusive(() =>
-        this.call("poet.create", { session: SESSION, device })));
+        this.call("poet.create", { session: SESSION, device: this.status?.device ?? "cpu" })));
     } catch (err) {
       this.running = false;
       this.setButtons();
@@ -268,7 +306,7 @@ class PoetCard {
       while (!this.stopWanted) {
         const steps = this.status?.device === "gpu" ? GPU_CHUNK_STEPS : CHUNK_STEPS;
         const s = await this.call("poet.train", { session: SESSION, budget_ms: CHUNK_MS,
-          max_steps: steps, epochs: EPOCHS });
+          max_steps: steps, epochs: this.status.target_epochs });
         this.showStatus(s);
         const since = this.lastSampleEpoch;
         if (s.epoch >= since + SAMPLE_EVERY || (s.done && s.epoch > since)) {
