@@ -12,6 +12,11 @@ joints' tangents at once); the step is damped least squares with adaptive dampin
 joint limits hold after every iteration. On the desktop the same code runs as::
 
     python -m demos.robot_arm --target 300,120 [--from 45,90] [--json]
+    python -m demos.robot_arm --pick-place 1.25 [--from 45,90] [--json]
+
+``--pick-place T`` solves toward the pick-and-place path's target T seconds into its loop
+(what the page's arm does when left alone); its JSON adds ``target``, ``phase`` and
+``carrying`` to the solution's fields.
 """
 
 from __future__ import annotations
@@ -180,11 +185,13 @@ def solve(
     max_iterations: int = 100,
     tolerance_mm: float = TOLERANCE_MM,
     restart: bool = True,
+    switch_mm: float = 0.0,
 ) -> Solution:
     """The pose that puts the hand on ``target`` (mm), from ``start_deg``: damped least
     squares from the start pose, then, if that stalls short of the target, once more from
-    the geometric nearest pose (``restart``), keeping the closer. An unreachable target gives the
-    nearest reachable pose; the shoulder point itself folds the arm in."""
+    the geometric nearest pose (``restart``), kept when it is closer by more than
+    ``switch_mm``. An unreachable target gives the nearest reachable pose; the shoulder
+    point itself folds the arm in."""
     x, y = (float(v) for v in target)
     far = math.hypot(x, y)
     # a target beyond FAR_MM is solved for at FAR_MM along its direction (the same nearest
@@ -197,7 +204,7 @@ def solve(
         gs, ge = nearest_pose(aim_x, aim_y)
         s2, e2, err2, n2 = damped_least_squares(aim_x, aim_y, gs, ge, max_iterations, tolerance_mm)
         n += n2
-        if err2 < err - 1e-9 * (1.0 + err):  # strictly closer: equal candidates keep the start's
+        if err2 < err - switch_mm - 1e-9 * (1.0 + err):  # equal candidates keep the start's
             s, e, err = s2, e2, err2
     hx, hy = forward_kinematics(s, e, UPPER_MM, FOREARM_MM)
     miss = math.hypot(hx - x, hy - y)  # from the target as given
@@ -237,6 +244,7 @@ def pick_place_target(t: float) -> dict[str, Any]:
 
 MAX_STEP_DEG = 8.0  # the most a joint turns in one frame, so that a new solution never jumps
 FRAME_ITERATIONS = 40
+SWITCH_MM = 1.0  # out of reach, a nearer pose elsewhere wins only by this much (hysteresis)
 
 
 def _finite_pair(value: Any, name: str) -> tuple[float, float]:
@@ -255,10 +263,12 @@ def _frame(target: tuple[float, float], pose: tuple[float, float], max_step_deg:
     (linearly in joint space) rather than jumped to."""
     started = time.perf_counter()
     reach = is_reachable(*target)
-    # An unreachable target keeps the nearest pose found from here (so a target sweeping
-    # past a point with two nearest poses never flips the arm); a reachable one may restart
-    # from the geometric nearest pose when the local solve stalls at a limit.
-    sol = solve(target, pose, max_iterations=FRAME_ITERATIONS, restart=reach)
+    # When the local solve stalls (at a joint limit, or in a local minimum of the distance
+    # for a target out of reach), the geometric nearest pose takes over. For a target out
+    # of reach it must be nearer by SWITCH_MM, so that a target sweeping past a point with
+    # two equally near poses does not flip the arm to and fro.
+    switch = 0.0 if reach else SWITCH_MM
+    sol = solve(target, pose, max_iterations=FRAME_ITERATIONS, switch_mm=switch)
     ds, de = sol.shoulder_deg - pose[0], sol.elbow_deg - pose[1]
     turn = max(abs(ds), abs(de))
     if turn > max_step_deg:
@@ -355,14 +365,32 @@ def _pair(text: str, what: str) -> tuple[float, float]:
     return out[0], out[1]
 
 
+def _seconds(text: str) -> float:
+    try:
+        t = float(text)
+    except ValueError:
+        raise ValueError(f"--pick-place: {text.strip()!r} is not a number of seconds") from None
+    if not math.isfinite(t) or t < 0:
+        raise ValueError(f"--pick-place must be a finite number of seconds ≥ 0, got {text!r}")
+    return t
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m demos.robot_arm --target X,Y [--from S,E] [--json]``; returns the exit code."""
+    """``python -m demos.robot_arm (--target X,Y | --pick-place T) [--from S,E] [--json]``;
+    returns the exit code."""
     parser = OneLineParser(
         prog="python -m demos.robot_arm",
         description="Inverse kinematics of a two-link arm (227 mm + 236 mm), shoulder at the "
         "origin, y up, degrees counter-clockwise; Jacobians from tang's dual numbers.",
     )
-    parser.add_argument("--target", required=True, metavar="X,Y", help="hand target in mm")
+    goal = parser.add_mutually_exclusive_group(required=True)
+    goal.add_argument("--target", metavar="X,Y", help="hand target in mm")
+    goal.add_argument(
+        "--pick-place",
+        dest="pick_place",
+        metavar="SECONDS",
+        help="the pick-and-place path's target this many seconds into its loop",
+    )
     parser.add_argument(
         "--from",
         dest="start",
@@ -372,9 +400,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     words = sys.argv[1:] if argv is None else list(argv)
-    args = parser.parse_args(glue_values(words, ("--target", "--from")))
+    args = parser.parse_args(glue_values(words, ("--target", "--from", "--pick-place")))
     try:
-        target = _pair(args.target, "--target")
+        path = None if args.pick_place is None else pick_place_target(_seconds(args.pick_place))
+        target = _pair(args.target, "--target") if path is None else tuple(path["target"])
         start = _pair(args.start, "--from")
         for name, value, (lo, hi) in (
             ("shoulder", start[0], SHOULDER_LIMITS_DEG),
@@ -386,9 +415,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(str(err))
     sol = solve(target, start)
     if args.json:
-        print(json.dumps(sol.as_json(), allow_nan=False))
+        out = sol.as_json()
+        if path is not None:
+            out.update(target=path["target"], phase=path["phase"], carrying=path["carrying"])
+        print(json.dumps(out, allow_nan=False))
     else:
         where = "reachable" if sol.reachable else "out of reach: the nearest reachable pose"
+        if path is not None:
+            print(f"pick and place at {args.pick_place} s: {path['phase']}")
         print(f"target ({target[0]:g}, {target[1]:g}) mm, {where}")
         print(f"shoulder {sol.shoulder_deg:.4f}°, elbow {sol.elbow_deg:.4f}°")
         print(f"hand ({sol.hand[0]:.4f}, {sol.hand[1]:.4f}) mm, error {sol.hand_error_mm:.3g} mm")

@@ -171,6 +171,54 @@ def test_following_a_target_that_leaves_the_workspace_never_jumps() -> None:
         previous = pose
 
 
+def follow_frames(target: tuple[float, float], pose: tuple[float, float], limit: int = 200):
+    """The page's loop: one robot_arm.solve per frame from the last pose, until the pose
+    stops changing; returns (the last frame, frames used)."""
+    frames = 0
+    while frames < limit:
+        frames += 1
+        out = arm.solve_frame(list(target), list(pose))
+        new = (out["shoulder_deg"], out["elbow_deg"])
+        if max(abs(a - b) for a, b in zip(new, pose)) < 1e-12:
+            break
+        pose = new
+    return out, frames
+
+
+STARTS = [arm.REST_POSE_DEG, (-90.0, 0.0), (150.0, 150.0), (150.0, 0.0), (-90.0, 150.0)]
+
+
+def test_frames_reach_every_reachable_target_within_forty_frames() -> None:
+    # a 60 mm grid over the whole workspace, the upper left included, from the four corners
+    # of the joint box and the rest pose: each frame turns a joint by at most 8°, so 240° of
+    # shoulder takes 30 frames; the hand then sits on the target
+    grid = [(x, y) for x in range(-460, 461, 60) for y in range(-460, 461, 60)]
+    upper_left = [(-250.0, 300.0), (-350.0, 250.0), (-380.0, 200.0), (-420.0, 120.0)]
+    targets = [t for t in grid + upper_left if arm.is_reachable(*t)]
+    assert len(targets) > 100
+    for target in targets:
+        for start in STARTS:
+            out, frames = follow_frames(target, start)
+            assert out["reachable"] is True
+            assert out["hand_error_mm"] < 1e-3, (target, start, out)
+            assert frames <= 40, (target, start, frames)
+
+
+def test_frames_toward_a_target_out_of_reach_end_at_the_nearest_pose() -> None:
+    # left of the shoulder and near it the distance has local minima at the joint limits
+    # (the arm stalled pointing down, 600 mm off, when a pose 60 mm off existed)
+    targets = [(-490.0, 35.0), (-445.0, 50.0), (-430.0, 65.0), (-300.0, 380.0), (-70.0, 95.0)]
+    targets += [(-115.0, 5.0), (-40.0, -40.0), (-10.0, 110.0), (-475.0, -25.0)]
+    for target in targets:
+        assert not arm.is_reachable(*target)
+        nearest = brute_force_nearest(*target)
+        for start in [*STARTS, (0.0, 0.0), (100.0, 60.0)]:
+            out, frames = follow_frames(target, start)
+            assert out["reachable"] is False
+            assert out["hand_error_mm"] <= nearest + 1.0, (target, start, out)  # SWITCH_MM
+            assert frames <= 60, (target, start, frames)
+
+
 # ---- worker handlers ----------------------------------------------------------------------
 
 
@@ -264,6 +312,19 @@ def test_cli_negative_coordinates_start_pose_and_unreachable_target() -> None:
     assert plain.returncode == 0 and "out of reach" in plain.stdout
 
 
+@pytest.mark.parametrize("seconds", ["0", "1.25", "2.8", "7.77"])
+def test_cli_pick_place_solves_what_the_idle_page_solves(seconds: str) -> None:
+    # the page's command in pick-and-place mode: the same path target as robot_arm.pick_place
+    run = robot_arm("--pick-place", seconds, "--json")
+    assert run.returncode == 0, run.stderr
+    obj = json.loads(run.stdout)
+    frame = arm.pick_place_frame(float(seconds), list(arm.REST_POSE_DEG), 360.0)
+    assert obj["target"] == frame["target"]
+    assert (obj["phase"], obj["carrying"]) == (frame["phase"], frame["carrying"])
+    assert obj["reachable"] is True and obj["hand_error_mm"] < 1e-3
+    assert hand_of((obj["shoulder_deg"], obj["elbow_deg"])) == pytest.approx(obj["hand"])
+
+
 @pytest.mark.parametrize(
     ("args", "fragment"),
     [
@@ -274,7 +335,10 @@ def test_cli_negative_coordinates_start_pose_and_unreachable_target() -> None:
         (["--target", "1,inf"], "--target: item 2 must be finite"),
         (["--target", "1,2", "--from", "200,0"], "the shoulder angle 200° is outside -90…150°"),
         (["--target", "1,2", "--from", "0,-5"], "the elbow angle -5° is outside 0…150°"),
-        ([], "the following arguments are required: --target"),
+        ([], "one of the arguments --target --pick-place is required"),
+        (["--target", "1,2", "--pick-place", "1"], "not allowed with argument --target"),
+        (["--pick-place", "-1"], "--pick-place must be a finite number of seconds ≥ 0"),
+        (["--pick-place", "soon"], "--pick-place: 'soon' is not a number of seconds"),
     ],
 )
 def test_cli_bad_input_exits_2_with_one_line(args: list[str], fragment: str) -> None:
