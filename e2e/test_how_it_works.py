@@ -113,7 +113,7 @@ def test_how_it_works_and_the_comparison_table(launch, site):
         "#panel-compare thead th", "ths => ths.map((t) => t.textContent)"
     )
     assert heads == ["What", "tang", "PyTorch", "JAX", "sympy", "tinygrad"]
-    tensor = page.page.locator("#panel-compare tr", has_text="Tensor ops")
+    tensor = page.page.locator("#panel-compare tr", has_text="Big models")
     assert tensor.locator("td[data-tool='tang']").get_attribute("data-mark") == "no"
     assert "tang loses here" in tensor.locator("td[data-tool='tang']").inner_text()
     assert page.console_errors == []

@@ -24,3 +24,19 @@ export function worldView(canvas, [x0, x1, y0, y1]) {
   };
   return view;
 }
+
+/** Keep a touch that starts within `radius` CSS pixels of the scene point `near()` (null:
+ * none) for the canvas's own drag; any other touch may still scroll the page vertically
+ * (the canvas's CSS says touch-action: pan-y). A touchstart's preventDefault is what stops
+ * the browser from panning, so the listener must not be passive. */
+export function keepTouchesNear(canvas, view, near, radius = 44) {
+  canvas.addEventListener("touchstart", (ev) => {
+    const point = near();
+    const touch = ev.touches[0];
+    if (!point || !touch || ev.touches.length > 1) return;
+    const rect = canvas.getBoundingClientRect();
+    const [px, py] = view.toPx(point);
+    const dist = Math.hypot(touch.clientX - rect.left - px, touch.clientY - rect.top - py);
+    if (dist <= radius) ev.preventDefault();
+  }, { passive: false });
+}

@@ -9,7 +9,7 @@ import { onResize } from "../lib/canvas.js";
 import { setCommand } from "../lib/command.js";
 import { fmt } from "../lib/format.js";
 import { animate } from "../lib/loop.js";
-import { worldView } from "../lib/world.js";
+import { keepTouchesNear, worldView } from "../lib/world.js";
 import { armView, drawArm } from "./arm-view.js";
 
 const IDLE_MS = 3000; // no pointer for this long: pick and place
@@ -47,6 +47,7 @@ export default {
       game.aim(view.fromEvent(ev));
     });
     canvas.addEventListener("pointermove", (ev) => game.aim(view.fromEvent(ev)));
+    keepTouchesNear(canvas, view, () => game.frame?.hand); // a finger on the hand drags it
     canvas.addEventListener("keydown", (ev) => {
       const dir = KEYS[ev.key];
       if (!dir) return;

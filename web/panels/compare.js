@@ -6,58 +6,139 @@ const TOOLS = ["tang", "PyTorch", "JAX", "sympy", "tinygrad"];
 const MARKS = { yes: "✓", part: "◐", no: "✗" };
 const WORDS = { yes: "yes", part: "partly", no: "no" };
 
-// [feature, [mark, note] per tool in TOOLS order]
+// [feature, [mark, note, evidence?] per tool in TOOLS order]. tang's cell lists the tests
+// (path::function) that back its claim, or for a loss the benchmark that measures it;
+// tests/test_compare_claims.py reads this literal as JSON and fails on a name that does
+// not exist, so keep it plain JSON: double quotes, no expressions.
 const ROWS = [
   ["Forward mode (dual numbers, JVP)", [
-    ["yes", "tang.Dual and tang.jvp, nestable for higher orders"],
+    ["yes", "tang.Dual and tang.jvp, nestable for higher orders", [
+      "tests/test_dual.py::test_jvp_scalar_sequence_and_several_directions",
+      "tests/test_dual.py::test_nested_duals_give_second_derivatives",
+    ]],
     ["yes", "torch.func.jvp, forward-mode dual tensors"],
     ["yes", "jax.jvp"],
     ["part", "symbolic diff(), not forward-mode AD"],
     ["no", "reverse mode only"],
   ]],
   ["Reverse mode (gradients)", [
-    ["yes", "tang.grad: one backward sweep over the graph"],
+    ["yes", "tang.grad: one backward sweep over the graph", [
+      "tests/test_grad.py::test_gradients_match_sympy_and_duals",
+      "tests/test_grad.py::test_grad_function_form_like_jax",
+    ]],
     ["yes", "autograd"],
     ["yes", "jax.grad, jax.vjp"],
     ["part", "symbolic diff() per variable, no reverse accumulation"],
     ["yes", "Tensor.backward()"],
   ]],
   ["A symbolic graph you can print", [
-    ["yes", "hash-consed expression DAG, printed as text"],
+    ["yes", "hash-consed expression DAG, printed as text", [
+      "tests/test_text.py::test_graph_prints_as_a_definition",
+      "tests/test_lower_program.py::test_shared_subexpression_is_printed_once_everywhere",
+    ]],
     ["yes", "torch.export / torch.fx graphs print as code; eager autograd does not"],
     ["yes", "jaxprs (jax.make_jaxpr)"],
     ["yes", "expression trees"],
     ["yes", "its UOp graph (DEBUG / VIZ)"],
   ]],
   ["Kernel source: WGSL, C, CUDA, Metal, OpenCL", [
-    ["yes", "all five, plus GLSL, JavaScript and Python, with a node ↔ line map"],
+    ["yes", "all five, plus GLSL, JavaScript and Python, with a node ↔ line map", [
+      "tests/test_lower_backends.py::test_wgsl_on_lavapipe",
+      "tests/test_lower_backends.py::test_c_functions_gcc_sanitized",
+      "tests/test_lower_backends.py::test_cuda_compiled_by_nvcc",
+      "tests/test_lower_backends.py::test_metal_compiled_and_run_as_cpp",
+      "tests/test_lower_backends.py::test_opencl_on_pocl",
+      "tests/test_explain.py::test_lower_lines_prints_every_backend_and_maps_each_node_to_its_lines",
+    ]],
     ["part", "Inductor emits Triton, C++ and (prototype) Metal; no WGSL or OpenCL"],
     ["no", "none of these: StableHLO via .lower().as_text(); Pallas lowers to Mosaic/Triton IR"],
     ["part", "C, GLSL and JavaScript printers, C routines via codegen; no CUDA, Metal, OpenCL or WGSL"],
     ["yes", "renderers for these and more; its kernels are generated source"],
   ]],
   ["Runs in the browser via Pyodide", [
-    ["yes", "this page"],
+    ["yes", "this page", [
+      "e2e/test_core_in_pyodide.py::test_core_checks_pass_in_pyodide",
+    ]],
     ["no", "not in Pyodide's packages (an unofficial community wasm build exists)"],
     ["no", "jaxlib (XLA) not built for Pyodide; a wasm port runs in JupyterLite instead"],
     ["yes", "pure Python; Pyodide ships it"],
     ["no", "not packaged for Pyodide (it can export a model to WebGPU)"],
   ]],
   ["Pure Python", [
-    ["yes", "no required dependency"],
+    ["yes", "no required dependency", [
+      "tests/test_readme.py::test_pip_install_gives_a_library_with_no_dependency",
+    ]],
     ["no", "C++ and CUDA"],
     ["no", "jaxlib / XLA are C++"],
     ["yes", "with mpmath"],
     ["yes", "pure Python, but runs kernels through a compiler or driver"],
   ]],
-  ["Tensor ops and big models", [
-    ["no", "tang loses here: scalar expressions only so far; its tensor IR is still to come"],
-    ["yes", "the standard for training large models"],
-    ["yes", "at scale, on TPUs and GPUs"],
+  ["Tensors: views, fusion, derived kernels", [
+    ["yes", "strided views that never copy; every op a comprehension over views; fusion, gradients and the online-softmax (flash) attention kernel derived by passes, as on the transformer card", [
+      "tests/test_tensor_view.py::test_random_view_chains_match_numpys_strided_views",
+      "tests/test_tensor_view.py::test_front_end_views_never_copy",
+      "tests/test_tensor_ops.py::test_every_op_is_comprehensions_and_views_only",
+      "tests/test_tensor_passes.py::test_fusion_preserves_every_ops_values",
+      "tests/test_tensor_grad.py::test_derived_backward_matches_numpy_reference",
+      "tests/test_tensor_passes.py::test_derived_attention_equals_naive_attention",
+      "e2e/test_transformer_card.py::test_run_measures_derived_attention_on_webgpu",
+    ]],
+    ["yes", "tensors with views and autograd; torch.compile fuses kernels"],
+    ["yes", "jax.numpy arrays; XLA fuses them into kernels"],
     ["no", "symbolic matrices, not numeric tensors"],
-    ["yes", "tensors, training and LLM inference"],
+    ["yes", "lazy tensors; its scheduler fuses ops into kernels"],
+  ]],
+  ["Training a model", [
+    ["yes", "tang.nn (Module, Linear, Adam): the Quantum Poet trains on this page, in pure Python on the CPU or as one step compiled from the tensor IR on WebGPU", [
+      "tests/test_quantum_poet.py::test_loss_below_015_by_epoch_20_and_below_005_by_epoch_200",
+      "tests/test_poet_gpu.py::test_two_epochs_on_the_gpu_give_the_eager_losses",
+      "e2e/test_poet.py::test_the_poet_trains_stops_resumes_generates_and_round_trips_weights",
+    ]],
+    ["yes", "torch.nn and torch.optim"],
+    ["yes", "with Flax or Equinox and Optax"],
+    ["no", "no optimisers or training loop"],
+    ["yes", "nn layers, optimisers and training loops"],
+  ]],
+  ["Big models, fast", [
+    ["no", "tang loses here: a 21,534-parameter model, not billions; a small ecosystem; generated kernels far from vendor libraries (a 512³ matmul takes hundreds of times numpy's BLAS time: 456× to 2,100× on lavapipe)", [
+      "tests/test_quantum_poet.py::test_the_model_has_21534_parameters_in_pytorch_keys",
+      "benchmarks/tensor.py::matmul",
+    ]],
+    ["yes", "the standard for training large models, on cuBLAS and cuDNN"],
+    ["yes", "at scale, on TPUs and GPUs"],
+    ["no", "symbolic, not built for numeric speed"],
+    ["yes", "runs LLaMA-class models on GPUs with its own generated kernels"],
   ]],
 ];
+
+/** "tested by 2 tests · measured by benchmarks/tensor.py": what backs a cell, in short. */
+function evidenceSummary(ids) {
+  const tests = ids.filter((id) => !id.startsWith("benchmarks/")).length;
+  const benches = [...new Set(ids.filter((id) => id.startsWith("benchmarks/"))
+    .map((id) => id.split("::")[0]))];
+  return [tests ? `tested by ${tests} test${tests > 1 ? "s" : ""}` : "",
+    ...benches.map((b) => `measured by ${b}`)].filter(Boolean).join(" · ");
+}
+
+function cell([mark, note, evidence], tool) {
+  const td = h("td", { className: `mark ${mark}`, dataset: { tool, mark } },
+    h("span", { className: "sym", "aria-hidden": "true" }, MARKS[mark]),
+    h("span", { className: "sr-only" }, `${WORDS[mark]}: `),
+    h("span", { className: "note" }, note));
+  if (evidence) { // the full names behind a short line, one per line when opened
+    td.dataset.tests = evidence.join(" ");
+    td.append(h("details", { className: "tested" }, h("summary", {}, evidenceSummary(evidence)),
+      ...evidence.map((id) => h("code", {}, id))));
+  }
+  return td;
+}
+
+/** Show the scroll hint only while the table is wider than its box. */
+function hintWhileOverflowing(box, hint) {
+  const update = () => { hint.hidden = box.scrollWidth <= box.clientWidth + 1; };
+  new ResizeObserver(update).observe(box);
+  update();
+}
 
 export default {
   id: "compare",
@@ -67,25 +148,29 @@ export default {
       ...TOOLS.map((t) => h("th", { scope: "col" }, t)));
     const body = h("tbody");
     for (const [feature, cells] of ROWS) {
-      const tr = h("tr", {}, h("th", { scope: "row" }, feature));
-      cells.forEach(([mark, note], i) => {
-        tr.append(h("td", { className: `mark ${mark}`, dataset: { tool: TOOLS[i], mark } },
-          h("span", { className: "sym", "aria-hidden": "true" }, MARKS[mark]),
-          h("span", { className: "sr-only" }, `${WORDS[mark]}: `),
-          h("span", { className: "note" }, note)));
-      });
-      body.append(tr);
+      body.append(h("tr", {}, h("th", { scope: "row" }, feature),
+        ...cells.map((c, i) => cell(c, TOOLS[i]))));
     }
+    const hint = h("p", { className: "scroll-hint", "aria-hidden": "true" },
+      "Scroll the table sideways for PyTorch, JAX, sympy and tinygrad →");
+    const box = h("div", {
+      className: "table-scroll", tabIndex: 0, role: "region",
+      "aria-label": "Comparison table (scrolls sideways)",
+    }, h("table", { className: "compare", "aria-describedby": "compare-key" },
+      h("thead", {}, head), body));
     el.append(
       h("p", {}, "Where tang stands next to the libraries you know. tang is small on purpose: " +
-        "plain-Python math you can trace, differentiate, read and print for any chip — not " +
-        "a tensor framework (yet)."),
-      h("div", { className: "table-scroll", tabIndex: 0, "aria-label": "Comparison table" },
-        h("table", { className: "compare" },
-          h("caption", {}, `${MARKS.yes} yes · ${MARKS.part} partly · ${MARKS.no} no — ` +
-            "from each project's documentation at the time of writing."),
-          h("thead", {}, head), body)),
+        "plain-Python math you can trace, differentiate, read and print for any chip, from one " +
+        "number to tensors and a small model trained on this page — not a framework for big " +
+        "models."),
+      hint,
+      box,
+      h("p", { className: "compare-key", id: "compare-key" },
+        `${MARKS.yes} yes · ${MARKS.part} partly · ${MARKS.no} no — from each project's ` +
+        "documentation at the time of writing. Each of tang's marks names the tests that " +
+        "check it (open \"tested by\"); run one with python -m pytest <file>::<test>."),
     );
+    hintWhileOverflowing(box, hint);
     el.dataset.state = "done";
   },
 };

@@ -10,7 +10,7 @@ import { onResize } from "../lib/canvas.js";
 import { setCommand } from "../lib/command.js";
 import { fmt } from "../lib/format.js";
 import { animate, runChunks, whenVisible } from "../lib/loop.js";
-import { worldView } from "../lib/world.js";
+import { keepTouchesNear, worldView } from "../lib/world.js";
 import { drawOrbit, FLY_S, orbitView } from "./orbit-view.js";
 
 const MAX_ITERATIONS = 40; // iterates per "Let tang try"
@@ -50,6 +50,7 @@ export default {
     canvas.addEventListener("pointermove", (ev) => {
       if (game.aim) game.aimAt(view.fromEvent(ev));
     });
+    keepTouchesNear(canvas, view, () => (game.canShoot() ? scene.pad : null)); // drag from the pad
     canvas.addEventListener("pointercancel", () => {
       game.aim = null;
       game.ui.draw();
