@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import pytest
 
@@ -150,6 +151,91 @@ def test_the_arm_follows_the_pointer_then_picks_and_places(tang_page):
     solves = int(arm_state(page)["solves"])
     page.page.wait_for_timeout(300)
     assert int(arm_state(page)["solves"]) > solves  # the arm kept going meanwhile
+    assert page.console_errors == []
+
+
+CLI = re.escape("python -m demos.robot_arm")
+
+
+def command_text(page) -> str:
+    return page.page.locator(f"{ARM} .command-text").inner_text()
+
+
+def wait_mode(page, mode: str, timeout: float = 15_000) -> None:
+    page.page.wait_for_function(
+        "([sel, m]) => document.querySelector(sel).dataset.mode === m",
+        arg=[ARM, mode],
+        timeout=timeout,
+    )
+
+
+def test_the_keyboard_steers_until_left_and_the_command_names_what_runs(tang_page):
+    page = tang_page
+    canvas = page.page.locator(f"{ARM} canvas")
+    page.page.locator(ARM).scroll_into_view_if_needed()
+    page.page.wait_for_function(
+        "sel => document.querySelector(sel + ' canvas').dataset.view", arg=ARM, timeout=30_000
+    )
+    # left alone: pick and place; the command is the loop's, the text names what is drawn
+    wait_mode(page, "pick-place")
+    page.page.wait_for_function(
+        "sel => document.querySelector(sel).dataset.phase", arg=ARM, timeout=15_000
+    )
+    assert re.fullmatch(rf"{CLI} --pick-place \d+\.\d\d --json", command_text(page))
+    label = canvas.get_attribute("aria-label")
+    assert "carries the orange block" in label and "falling" not in label, label
+    assert arm_state(page)["objects"] == "0"
+
+    # an arrow key: the keyboard steers, and keeps steering long past the pointer's idle time
+    canvas.focus()
+    page.page.keyboard.press("ArrowUp")
+    wait_mode(page, "keyboard", timeout=2_000)
+    page.page.keyboard.press("ArrowLeft")
+    page.page.wait_for_timeout(4_500)
+    state = arm_state(page)
+    assert state["mode"] == "keyboard", state
+    assert state["mode_text"].startswith("Arrow keys")
+    match = re.fullmatch(rf"{CLI} --target (-?\d+),(-?\d+) --json", command_text(page))
+    assert match, command_text(page)
+    target = (float(match[1]), float(match[2]))
+    assert math.dist(hand(state), target) < 1e-3 and float(state["handError"]) < 1e-3
+    # the text alternative: the pose and target drawn, and the falling objects when there are
+    label = canvas.get_attribute("aria-label")
+    assert f"Target ({match[1]}, {match[2]}) mm" in label and "arrow keys" in label, label
+    n = int(arm_state(page)["objects"])
+    label = canvas.get_attribute("aria-label")
+    if n:
+        assert f"{n} falling object" in label, label
+    else:
+        assert "falling" not in label, label
+
+    # Escape lets go: pick and place again, with its command
+    page.page.keyboard.press("Escape")
+    wait_mode(page, "pick-place", timeout=2_000)
+    page.page.wait_for_function(
+        "s => document.querySelector(s + ' .command-text').textContent.includes('--pick-place')",
+        arg=ARM,
+        timeout=5_000,
+    )
+    assert "falling" not in canvas.get_attribute("aria-label")
+    # so does moving focus away
+    page.page.keyboard.press("ArrowDown")
+    wait_mode(page, "keyboard", timeout=2_000)
+    page.page.keyboard.press("Tab")
+    wait_mode(page, "pick-place", timeout=2_000)
+
+    # the pointer at the upper left of the reach: the hand gets there
+    target = move_to_mm(page, -380.0, 200.0)
+    page.page.wait_for_function(
+        """([sel, x, y]) => {
+             const d = document.querySelector(sel).dataset;
+             const [hx, hy] = d.hand.split(",").map(Number);
+             return d.mode === "follow" && Math.hypot(hx - x, hy - y) < 1e-2;
+           }""",
+        arg=[ARM, *target],
+        timeout=10_000,
+    )
+    assert command_text(page) == "python -m demos.robot_arm --target -380,200 --json"
     assert page.console_errors == []
 
 

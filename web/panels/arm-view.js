@@ -11,8 +11,7 @@ const OBJECT_MM = 16; // a falling object's radius
 export function armView(el, firstCommand) {
   const canvas = h("canvas", {
     className: "arm-canvas", role: "img", tabIndex: 0,
-    "aria-label": "A two-link robot arm; its hand follows the pointer (or the arrow keys). " +
-      "Falling objects score when the hand touches them.",
+    "aria-label": "A two-link robot arm, waiting for Python.",
   });
   const { list, show } = readouts([
     ["Mode / score", "mode"], ["Shoulder / elbow", "angles"], ["Hand error", "error"],
@@ -30,7 +29,8 @@ export function armView(el, firstCommand) {
 /**
  * Draw one frame: the reachable region, the pick-and-place spots and block, the falling
  * objects, the target cross and the arm. `view` is web/lib/world.js's mapping (mm ↔ px);
- * `s` holds {frame, blockAt, objects, goal, caughtFlash}, `scene` is robot_arm.scene.
+ * `s` holds {frame, blockAt, objects, goal, caughtFlash}, `scene` is robot_arm.scene;
+ * describeArm says the same in words.
  */
 export function drawArm(canvas, view, scene, s) {
   const { ctx, width, height } = fitCanvas(canvas);
@@ -76,6 +76,33 @@ export function drawArm(canvas, view, scene, s) {
     ctx.stroke();
   }
   drawLinks(canvas, ctx, view, scene, s);
+}
+
+/** The canvas's text alternative, from the state drawArm draws (`s`: an ArmGame): the pose,
+ * the target cross, the block, the falling objects (only when there are some), the score. */
+export function describeArm(s) {
+  const mm = ([x, y]) => `(${Math.round(x)}, ${Math.round(y)}) mm`;
+  const { frame, goal, mode } = s;
+  const how = {
+    follow: "its hand follows the pointer",
+    keyboard: "the arrow keys move its target (Escape lets go)",
+    "pick-place": "left alone, it carries the orange block between the two dashed squares",
+  }[mode];
+  const parts = [`A two-link robot arm: ${how}.`];
+  if (frame) {
+    parts.push(`Shoulder ${Math.round(frame.shoulder_deg)}°, elbow ${Math.round(frame.elbow_deg)}°, ` +
+      `hand at ${mm(frame.hand)}.`);
+  }
+  if (goal && frame) {
+    const miss = frame.hand_error_mm < 1 ? "on it" : `${Math.round(frame.hand_error_mm)} mm from it`;
+    parts.push(`Target ${mm(goal)}${frame.reachable ? "" : ", out of reach"}: the hand is ${miss}.`);
+  }
+  if (mode !== "pick-place") parts.push(`The orange block rests at ${mm(s.blockAt)}.`);
+  const n = s.objects.length;
+  if (n) parts.push(`${n} falling object${n === 1 ? "" : "s"}: touch one with the hand to score.`);
+  if (s.counts.score) parts.push(`Score ${s.counts.score}.`);
+  if (mode === "pick-place") parts.push("Move the pointer over it, or focus it and press an arrow key, to steer.");
+  return parts.join(" ");
 }
 
 /** The arm: shoulder → elbow → hand, in the worker's last pose. */
