@@ -67,6 +67,8 @@ def test_the_comparison_table_states_todays_claims_each_with_its_tests(launch, s
     if width == 375:
         assert overflows and "Scroll the table sideways" in hint.inner_text()
         assert page.page.evaluate("document.documentElement.scrollWidth") <= 375
+        # only the table's box scrolls, never the card (its screen-reader text included)
+        assert card.evaluate("c => c.scrollWidth <= c.clientWidth + 1")
     assert page.console_errors == []
 
 
