@@ -1,5 +1,6 @@
 // The page shell: boot status, error panel, and the panels listed in panels/registry.js.
 // Python runs only in the worker (rpc.js); this file touches the DOM.
+import { keepFocus } from "./lib/focus.js";
 import * as rpc from "./rpc.js";
 import panelFiles from "./panels/registry.js";
 
@@ -169,4 +170,5 @@ window.tang = {
 };
 
 tick();
+keepFocus(document); // a control disabled while focused hands focus on (lib/focus.js)
 mountPanels();

@@ -20,7 +20,9 @@ export function orbitView(el) {
   const tryButton = h("button", { type: "button", className: "primary", disabled: true },
     "Let tang try");
   const stopButton = h("button", { type: "button", disabled: true }, "Stop");
-  const againButton = h("button", { type: "button", disabled: true }, "New round");
+  // a new round disables itself: keyboard focus goes on to the map, to aim (lib/focus.js)
+  const againButton = h("button", { type: "button", disabled: true, dataset: { focusNext: ".orbit-canvas" } },
+    "New round");
   const { list, show } = readouts([
     ["Status", "status"], ["Your best miss", "best"], ["tang's miss", "tang"],
   ]);
