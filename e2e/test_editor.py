@@ -189,6 +189,42 @@ def test_hover_links_graph_and_kernel_both_ways(launch, site):
     assert "src[" in page.inner_text(".code-box .cm-linked")
 
 
+def test_a_hovered_node_scrolls_its_kernel_lines_into_the_box_and_both_fit_at_900px(launch, site):
+    """At 1280 × 900 the kernel box and the graph fit on one screen together; hovering a
+    graph node scrolls the kernel lines that compute it into view inside the kernel box (for
+    ∂f/∂y they sat about 100 px below its edge), and the page itself does not scroll."""
+    tp = open_editor(launch, site.url, viewport={"width": 1280, "height": 900})
+    page = tp.page
+    page.wait_for_selector("#panel-graph .panel-body[data-state=ok]")
+    page.locator(".code-box").evaluate("el => el.scrollIntoView({block: 'start'})")
+    code = page.locator(".code-box").bounding_box()
+    graph = page.locator(".graph-box").bounding_box()
+    assert graph["y"] + graph["height"] - code["y"] <= 900, (code, graph)
+    assert code["height"] >= 200 and graph["height"] >= 400, (code, graph)
+    outputs = page.locator(".graph-node.graph-output")
+    assert outputs.count() == 4  # f and its three partials
+    scrolled = page.evaluate("scrollY")
+    for i in range(outputs.count()):
+        page.mouse.move(0, 0)
+        page.wait_for_function("!document.querySelector('.code-box .cm-linked')")
+        outputs.nth(i).hover()
+        page.wait_for_selector(".code-box .cm-linked")
+        lines = page.evaluate(
+            """() => {
+                 const box = document.querySelector('.code-box .cm-scroller')
+                   .getBoundingClientRect();
+                 return [...document.querySelectorAll('.code-box .cm-linked')].map((l) => {
+                   const r = l.getBoundingClientRect();
+                   return {text: l.textContent, inside: r.top >= box.top && r.bottom <= box.bottom};
+                 });
+               }"""
+        )
+        label = outputs.nth(i).get_attribute("aria-label")
+        assert lines and all(line["inside"] for line in lines), (label, lines)
+        assert page.evaluate("scrollY") == scrolled, label
+    assert tp.console_errors == [], tp.console_errors
+
+
 HOSTILE = [
     "#expr=<img src=x onerror=alert(1)>",
     "#expr=%3Cimg%20src%3Dx%20onerror%3D%22window.__pwned%3D1%22%3E&tab=c",

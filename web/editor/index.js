@@ -4,7 +4,7 @@
 //   const input = expressionEditor({parent, doc, label, onChange: (text) => ...});
 //   input.setError({from, to, message}) / input.setError(null)
 //   const code = codeViewer({parent, label, onHoverLine: (line | null) => ...});
-//   code.show(source, "cpp"); code.highlight([3, 4]);
+//   code.show(source, "cpp"); code.highlight([3, 4]); code.reveal([3, 4]);
 //
 // Languages (the `language` of each backend in the worker's `backends` catalogue): cpp (C,
 // CUDA, Metal, OpenCL, GLSL), javascript, python, and a small WGSL mode.
@@ -166,6 +166,23 @@ export function codeViewer({ parent, label = "Kernel", onHoverLine = () => {} })
     /** Mark these (1-based) lines; [] clears. */
     highlight(lines) {
       view.dispatch({ effects: setMarked.of(lines) });
+    },
+    /** Scroll the code box, never the page, so these lines are in view: all of them when
+     * they fit, else the first. (CodeMirror's scrollIntoView would scroll the page too.) */
+    reveal(lines) {
+      const { doc } = view.state;
+      const wanted = lines.filter((n) => n >= 1 && n <= doc.lines);
+      if (!wanted.length) return;
+      const box = view.scrollDOM;
+      // the document's top in the box's scroll coordinates
+      const origin = view.documentTop - box.getBoundingClientRect().top + box.scrollTop;
+      const top = origin + view.lineBlockAt(doc.line(Math.min(...wanted)).from).top;
+      const bottom = origin + view.lineBlockAt(doc.line(Math.max(...wanted)).from).bottom;
+      const margin = 8;
+      const view0 = box.scrollTop;
+      const view1 = view0 + box.clientHeight;
+      if (top - margin < view0) box.scrollTop = top - margin;
+      else if (bottom + margin > view1) box.scrollTop = Math.min(top - margin, bottom + margin - box.clientHeight);
     },
     text: () => view.state.doc.toString(),
   };

@@ -41,6 +41,7 @@ export default {
         .filter(([, ids]) => ids.some((id) => want.has(id)))
         .map(([line]) => Number(line));
       code.highlight(lines);
+      code.reveal(lines); // the hovered node's lines, scrolled into the kernel box
     });
     const render = () => kernel.good && code.show(kernel.good.kernels[state.get().tab].source, backends.get(state.get().tab)?.language);
     const input = expressionEditor({
