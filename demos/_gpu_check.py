@@ -6,8 +6,9 @@ A point matches when |gpu − cpu| ≤ ATOL + RTOL·|cpu|. A point outside it is
 * ``singular``: f is ill-conditioned there (near a pole, or where terms cancel). Rounding x
   by half an f32 ulp alone moves f by |x·f′(x)|·u (u = 2⁻²⁴); a kernel that rounds a few
   times may be off by CONDITION_ROUNDINGS times that, plus |f|·u per rounding.
-* ``adapter``: the adapter's own math, e.g. SwiftShader's sin/cos (about 2e-4 absolute, see
-  the README), when the expression uses them: within ADAPTER_MATH·(1 + |cpu|).
+* ``adapter``: the adapter's own math, e.g. SwiftShader's sin/cos (about 2e-4 absolute; the
+  page's Run card explains it below its check), when the expression uses them: within
+  ADAPTER_MATH·(1 + |cpu|).
 * ``indeterminate``: the CPU's value is NaN (log or sqrt of a negative number, 0/0) and the
   GPU's is something else: WGSL (like Vulkan) leaves such results undefined, so a GPU may
   return any value there. Any other inf/NaN on one side only is a real difference.
@@ -70,6 +71,7 @@ def check(
         "worst": None,
         "example": None,  # the first point where only one side is finite: {x, output, gpu, cpu}
         "adapter_name": adapter[0] if adapter else None,
+        "adapter_tol": adapter[1] if adapter else None,  # its points: ≤ this·(1 + |cpu|)
     }
     worst_ratio = -1.0
     n = len(xs)

@@ -5,19 +5,23 @@
 /**
  * Run `step(state, signal)` (async, one worker call) until it returns {done: true} or the
  * signal aborts; `onProgress(result)` after each chunk. Resolves to {stopped, last}; a
- * cancelled worker call counts as a stop, any other error rejects.
+ * cancelled worker call counts as a stop, any other error rejects. A chunk that answers
+ * after the abort is dropped (neither shown nor `last`): a newer run may own the view.
  */
 export async function runChunks(step, { signal, onProgress = () => {} } = {}) {
   let last = null;
   while (!signal?.aborted) {
+    let next;
     try {
-      last = await step(last, signal);
+      next = await step(last, signal);
     } catch (err) {
       if (signal?.aborted || err?.name === "AbortError" || err?.type === "Cancelled") {
         return { stopped: true, last };
       }
       throw err;
     }
+    if (signal?.aborted) return { stopped: true, last };
+    last = next;
     onProgress(last);
     if (last?.done) return { stopped: false, last };
     // one turn of the page's event loop between chunks: input and paint go first

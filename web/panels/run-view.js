@@ -32,19 +32,29 @@ export function runView(el) {
     fact[key] = h("dd", { dataset: { fact: key } }, "—");
     facts.append(h("dt", {}, label), fact[key]);
   }
+  const intro = h("p", { className: "run-intro" }, introText(null));
+  // shown while the plots and facts are of inputs other than those above (see run.js)
+  const staleNote = h("p", { className: "run-stale-note", role: "status", hidden: true });
+  const adapterNote = h("p", { className: "run-note", id: "run-adapter-note" },
+    "About the check: the GPU computes in f32 and tang's CPU path in f64, so each value may " +
+    "differ by f32 rounding; the tolerance above allows for it. SwiftShader, the software " +
+    "WebGPU that Chromium uses when it has no GPU driver, computes sin and cos with its own " +
+    "approximations, about 2e-4 off (absolute) for |x| up to 100: far more than rounding. " +
+    "Where the expression uses them, the check counts such points as SwiftShader's and " +
+    "says how many, instead of hiding them or calling them errors.");
   el.append(
-    h("p", {}, "The expression from the editor and its derivative along one variable, the " +
-      "others held by the sliders: tang's generated WGSL kernel runs on WebGPU in this " +
-      "page, and every point is checked against tang's CPU path."),
+    intro,
     h("p", { className: "run-what" }, "f = ", exprText),
     h("div", { className: "run-controls" },
       h("label", {}, "along ", axisSel), h("label", {}, "from ", lo), h("label", {}, "to ", hi),
       h("label", {}, "samples ", samples), runBtn, stopBtn),
     sliders,
     h("div", { className: "run-progress" }, progress, status),
+    staleNote,
     h("figure", { className: "run-plots" },
       h("figcaption", {}, labelF), canvasF, h("figcaption", {}, labelD), canvasD),
     facts,
+    adapterNote,
   );
   el.dataset.state = "loading";
   let shown = null;
@@ -67,6 +77,17 @@ export function runView(el) {
       el.dataset.state = s;
       if (text !== undefined) status.textContent = text;
       status.classList.toggle("bad", s === "error");
+    },
+    /** Which device ran the run shown, in the Device fact and in the intro. */
+    showDevice(r) {
+      fact.device.textContent = deviceText(r);
+      intro.textContent = introText(r);
+    },
+    /** `text`: why the plots and facts shown are not of the inputs shown; null: they are. */
+    markStale(text) {
+      el.classList.toggle("stale", text !== null);
+      staleNote.hidden = text === null;
+      staleNote.textContent = text ?? "";
     },
     /** Plot a run ({x0, x1, f: [lo, hi], d: [lo, hi]} per bin). */
     plot(run) {
@@ -105,12 +126,34 @@ export function runView(el) {
     },
     showCheck(c, done) {
       const { text, kind } = checkText(c, done);
-      fact.check.textContent = text;
+      fact.check.replaceChildren(text);
+      if (c?.adapter) {
+        const why = c.adapter_name === "swiftshader" ? "why SwiftShader is off" : "about the check";
+        fact.check.append(" (", h("a", { href: `#${adapterNote.id}` }, why), ")");
+      }
       fact.check.classList.remove("good", "warn", "bad");
       if (kind) fact.check.classList.add(kind);
       fact.check.dataset.verdict = c ? c.verdict : "none";
     },
   };
+}
+
+/** What the card does, as the device of the run `r` allows (null: no run answered yet). */
+export function introText(r) {
+  const what = "The expression from the editor and its derivative along one variable, the " +
+    "others held by the sliders: ";
+  if (!r) {
+    return what + "tang's generated WGSL kernel runs on WebGPU in this page when the browser " +
+      "offers an adapter, each point checked against tang's CPU path; without one, the CPU " +
+      "path computes it.";
+  }
+  if (r.device !== "cpu") {
+    return what + "tang's generated WGSL kernel runs on WebGPU in this page, and every point " +
+      "is checked against tang's CPU path.";
+  }
+  return what + "this browser gave no usable WebGPU adapter (see Device), so tang's CPU path " +
+    "computes every point in Python in the page's worker; with one path there is nothing to " +
+    "check it against.";
 }
 
 /** The device line: which adapter ran it, or why the CPU did. */
@@ -122,7 +165,7 @@ export function deviceText(r) {
   return `ran on the CPU${why ? ` (WebGPU: ${why})` : ""}`;
 }
 
-const ADAPTERS = { swiftshader: "SwiftShader's own sin/cos, about 2e-4 off (see the README)" };
+const ADAPTERS = { swiftshader: "SwiftShader's own sin/cos" };
 
 /** The check in words: the verdict, the tolerance model with its numbers, the worst point,
  * and the cause of what lies outside the tolerance when one is known. */
@@ -142,7 +185,11 @@ export function checkText(c, done) {
     causes.push(`${count(c.singular)} near a singularity, where rounding x to f32 alone moves ` +
       "f by |x·f′(x)|·6e-8 and the difference stays within 16 times that");
   }
-  if (c.adapter) causes.push(`${count(c.adapter)} from ${ADAPTERS[c.adapter_name] ?? `${c.adapter_name}'s own math`}`);
+  if (c.adapter) {
+    const math = ADAPTERS[c.adapter_name] ?? `${c.adapter_name}'s own math`;
+    const within = c.adapter_tol ? `, each within ${fmtErr(c.adapter_tol)}·(1 + |CPU|)` : "";
+    causes.push(`${count(c.adapter)} from ${math}${within}`);
+  }
   if (c.unexplained) causes.push(`${count(c.unexplained)} unexplained`);
   if (c.indeterminate) {
     causes.push(`${count(c.indeterminate)} where the CPU's value is NaN (e.g. log of a negative ` +

@@ -2,10 +2,12 @@
 // on WebGPU in the worker (explain.run_slice), checked point by point against tang's CPU path
 // in one stated tolerance model, plotted as min/max bands per pixel bin. Long runs go chunk by
 // chunk (lib/loop.js runChunks): progress, and Stop. ./run-view.js builds the DOM.
+// The rule: the plots and facts shown are of the inputs shown (expression, axis, range,
+// samples, held values), or marked stale with what changed (`refresh`, on every input).
 import * as state from "../state.js";
 import { fmt } from "../lib/format.js";
 import { runChunks } from "../lib/loop.js";
-import { count, deviceText, runView } from "./run-view.js";
+import { count, runView } from "./run-view.js";
 
 const CHUNK = 65536; // points per worker call: the granularity of progress and Stop
 const BINS = 512;
@@ -19,11 +21,17 @@ export default {
     const ctl = { controller: null, inputs: [], last: null, fixed: {}, timer: 0 };
     const schedule = (ms = DEBOUNCE_MS) => {
       clearTimeout(ctl.timer);
-      ctl.timer = setTimeout(() => run(call, view, ctl, schedule), ms);
+      ctl.timer = setTimeout(() => run(call, view, ctl), ms);
     };
-    view.runBtn.addEventListener("click", () => run(call, view, ctl, schedule));
+    ctl.refresh = () => view.markStale(staleness(ctl.last, shownInputs(view, ctl)));
+    ctl.onSlide = () => {
+      ctl.refresh();
+      schedule(150);
+    };
+    view.runBtn.addEventListener("click", () => run(call, view, ctl));
     view.stopBtn.addEventListener("click", () => ctl.controller?.abort());
     for (const input of [view.lo, view.hi, view.axisSel, view.samples]) {
+      input.addEventListener("input", ctl.refresh); // marked at once, run when committed
       input.addEventListener("change", () => schedule(0));
     }
     // tests and the console read the last run here (no globals)
@@ -46,39 +54,66 @@ export default {
         ctl.controller = null;
         stale.abort();
         view.stopBtn.disabled = true;
-        el.classList.add("stale");
         view.setState("waiting", "The expression changed: it runs again when typing pauses.");
       }
+      ctl.refresh();
       schedule();
     });
-    await run(call, view, ctl, schedule);
+    await run(call, view, ctl);
   },
 };
 
+/** The inputs the controls show now: {expr, axis (null before the first answer), x0, x1, n,
+ * fixed} (the held values of the inputs other than the axis). */
+function shownInputs(view, ctl) {
+  const axis = ctl.inputs.includes(view.axisSel.value) ? view.axisSel.value : null;
+  return {
+    expr: state.get().expr, axis, x0: Number(view.lo.value), x1: Number(view.hi.value),
+    n: Number(view.samples.value), fixed: ctl.fixed,
+  };
+}
+
+/** Null when `run` (the run shown) is of the inputs `now`; else the note that says it is not. */
+function staleness(run, now) {
+  if (!run) return null;
+  const held = (name) => (run.fixed[name] ?? 1) !== (now.fixed[name] ?? 1);
+  const changed = [
+    run.expr !== now.expr && "the expression",
+    now.axis !== null && run.axis !== now.axis && "the variable it is along",
+    (run.x0 !== now.x0 || run.x1 !== now.x1) && "the range",
+    run.n !== now.n && "the samples",
+    run.inputs.some((name) => name !== run.axis && held(name)) && "a held value",
+  ].filter(Boolean);
+  if (!changed.length) return null;
+  return `Stale: the plots and facts below are of the last run (${run.expr} along ` +
+    `${run.axis} from ${run.x0} to ${run.x1}, ${count(run.n)} points); since then ` +
+    `${changed.slice(0, -1).join(", ")}${changed.length > 1 ? " and " : ""}${changed.at(-1)} changed.`;
+}
+
 /** One run over the grid the controls describe, chunk by chunk into `ctl.last`. */
-async function run(call, view, ctl, schedule) {
+async function run(call, view, ctl) {
   ctl.controller?.abort();
-  const mine = (ctl.controller = new AbortController());
-  const expr = state.get().expr;
-  const n = Number(view.samples.value);
-  const x0 = Number(view.lo.value);
-  const x1 = Number(view.hi.value);
-  const el = view.canvasF.closest(".panel-body");
+  ctl.controller = null;
+  view.stopBtn.disabled = true;
+  const { expr, axis, x0, x1, n } = shownInputs(view, ctl);
   view.exprText.textContent = expr;
+  // the held sliders follow the controls at once; the legends follow the plot
+  if (axis) view.syncSliders(ctl.inputs, axis, ctl.fixed, ctl.onSlide);
+  ctl.refresh();
   if (!(Number.isFinite(x0) && Number.isFinite(x1) && x0 < x1)) {
     view.setState("error", "The range needs two numbers with from < to.");
     return;
   }
+  const mine = (ctl.controller = new AbortController());
   const bins = Math.min(BINS, n);
   const cur = {
-    expr, n, x0, x1, done: 0, axis: null, device: null, check: null, fixed: { ...ctl.fixed },
+    expr, n, x0, x1, done: 0, axis: null, inputs: [], device: null, check: null,
+    fixed: { ...ctl.fixed },
     f: [Array(bins).fill(null), Array(bins).fill(null)],
     d: [Array(bins).fill(null), Array(bins).fill(null)],
     seconds: { device: 0, cpu: 0 },
   };
-  const axis = ctl.inputs.includes(view.axisSel.value) ? view.axisSel.value : null;
   view.stopBtn.disabled = false;
-  el.classList.remove("stale");
   view.progress.max = n;
   view.progress.value = 0;
   view.setState("running", `Running ${count(n)} points…`);
@@ -94,40 +129,41 @@ async function run(call, view, ctl, schedule) {
       if (start > 0 || !params.axis || !/no input named/.test(err.message)) throw err;
       return call("explain.run_slice", { ...params, axis: null }, { signal });
     });
-    if (start === 0) {
-      ctl.inputs = r.inputs;
+    return { r, done: r.start + r.count >= n };
+  };
+  // one chunk into the run, and the plot, check and time of the points done so far (the
+  // facts are always of the plot); runChunks drops a chunk that answers after a stop
+  const onProgress = ({ r }) => {
+    if (r.start === 0) {
+      ctl.inputs = cur.inputs = r.inputs;
       cur.axis = r.axis;
       view.syncAxis(r.inputs, r.axis);
-      view.syncSliders(r.inputs, r.axis, ctl.fixed, () => schedule(150));
+      view.syncSliders(r.inputs, r.axis, ctl.fixed, ctl.onSlide);
       cur.device = r;
-      view.fact.device.textContent = deviceText(r);
+      view.showDevice(r);
     }
     absorb(cur, r);
-    return { done: cur.done >= n };
-  };
-  const onProgress = () => {
     ctl.last = { ...cur };
     view.progress.value = cur.done;
     if (cur.done < n) view.setState("running", `${count(cur.done)} of ${count(n)} points…`);
     view.plot(ctl.last);
+    view.showCheck(cur.check, cur.done);
+    view.fact.time.textContent = timeText(cur, performance.now() - started, "so far");
+    ctl.refresh();
   };
   try {
     const { stopped } = await runChunks(step, { signal: mine.signal, onProgress });
     if (ctl.controller !== mine) return; // a newer run (or an edit) took over
     if (stopped) {
-      el.classList.add("stale");
       view.setState("stopped", `Stopped after ${count(cur.done)} of ${count(n)} points.`);
-      if (cur.done) view.showCheck(cur.check, cur.done);
+      if (cur.done) view.fact.time.textContent = timeText(cur, performance.now() - started, "stopped");
       return;
     }
-    view.showCheck(cur.check, cur.done);
-    view.fact.time.textContent = `${fmt(performance.now() - started, 3)} ms in the page · device ` +
-      `${fmt(1000 * cur.seconds.device, 3)} ms · CPU check ${fmt(1000 * cur.seconds.cpu, 3)} ms`;
+    view.fact.time.textContent = timeText(cur, performance.now() - started, "done");
     view.setState("done", `${count(n)} points along ${cur.axis}.`);
     view.canvasF.setAttribute("aria-label", `Plot of f over ${cur.axis} from ${x0} to ${x1}`);
   } catch (err) {
     if (ctl.controller !== mine) return;
-    el.classList.add("stale");
     const where = err.type === "ParseError" ? "The expression does not parse" : err.type;
     view.setState("error", `${where}: ${err.message}`);
   } finally {
@@ -136,6 +172,13 @@ async function run(call, view, ctl, schedule) {
       ctl.controller = null;
     }
   }
+}
+
+/** The Time fact of a run: all of it ("done"), or of the points done ("so far", "stopped"). */
+function timeText(cur, ms, how) {
+  const which = how === "done" ? "" : ` for ${count(cur.done)} of ${count(cur.n)} points (${how})`;
+  return `${fmt(ms, 3)} ms in the page${which} · device ${fmt(1000 * cur.seconds.device, 3)} ms ` +
+    `· CPU check ${fmt(1000 * cur.seconds.cpu, 3)} ms`;
 }
 
 /** Fold one chunk's answer into the run: bins, times, the check. */
