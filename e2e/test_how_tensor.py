@@ -5,6 +5,7 @@ attention steps key by key through the state the worker folded from the IR."""
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import pytest
@@ -206,4 +207,75 @@ def test_both_sections_fit_a_375_px_screen(launch, site):
         assert width[0] <= width[1] and width[2] <= 375, (card, width)
     tp.page.hover(f"{VIEWS} .views-output [data-cell='3']")
     assert len(lit_sources(tp)[0]) == 1
+    assert tp.console_errors == []
+
+
+# Key times as the page sees them: a MutationObserver stamps each change of data-keys.
+WATCH_KEYS = """s => { window.keyTimes = []; if (window.keyWatch) return;
+  const el = document.querySelector(s);
+  window.keyWatch = new MutationObserver(
+    () => window.keyTimes.push([Number(el.dataset.keys), performance.now()]));
+  window.keyWatch.observe(el, {attributes: true, attributeFilter: ['data-keys']}); }"""
+# A main thread busy 600 ms in every 650 (a loaded machine): two frames a second at most.
+STARVE = """() => { window.starve = setInterval(() => {
+  const end = performance.now() + 600; while (performance.now() < end); }, 650); }"""
+# Click a button and report data-keys in the same task, then the time to the next frame.
+CLICK = """([s, name]) => new Promise((done) => {
+  const b = [...document.querySelectorAll(s + ' button')].find((x) => x.textContent === name);
+  const t0 = performance.now();
+  b.click();
+  const keys = document.querySelector(s).dataset.keys;
+  requestAnimationFrame(() => done({keys, ms: performance.now() - t0}));
+})"""
+
+
+def test_play_keeps_real_time_when_frames_are_slow_and_step_is_immediate(tang_page):
+    # Play used to count capped frame steps (0.1 s each): with frames a second apart a key
+    # took 8 s. Keys must follow the clock: the first at once, then one per 0.8 s (or per
+    # frame, when frames are slower than that).
+    tp = tang_page
+    tp.page.locator(DERIVED).scroll_into_view_if_needed()
+    wait_state(tp, DERIVED, "state", "done")
+    load_ms = tp.page.evaluate(
+        """async () => { const t0 = performance.now();
+             const p = {n: 8, d: 4, queries: 4, row: 0, seed: 5};
+             await window.tang.call('tensor_ir.attention', p);
+             return performance.now() - t0; }"""
+    )
+    tp.page.evaluate(WATCH_KEYS, DERIVED)
+    tp.page.evaluate(STARVE)
+    try:
+        start = tp.page.evaluate("performance.now()")
+        first = tp.page.evaluate(CLICK, [DERIVED, "Play"])
+        assert first["keys"] == "1"  # in the click's own task
+        tp.page.wait_for_function(
+            "s => document.querySelector(s).dataset.keys === '8'", arg=DERIVED, timeout=60_000
+        )
+        times = tp.page.evaluate("window.keyTimes")
+    finally:
+        tp.page.evaluate("clearInterval(window.starve)")
+    assert [k for k, _ in times] == list(range(1, 9))  # one key at a time, none skipped
+    arrivals = [(t - start) / 1000 for _, t in times]
+    gaps = [b - a for a, b in itertools.pairwise(arrivals)]
+    print(
+        f"\nattention call {load_ms:.0f} ms; starved Play: keys at", [round(a, 2) for a in arrivals]
+    )
+    # the old frame-counting clock needed 8 frames (≥ 5 s here) per key: 40 s for 8 keys
+    assert arrivals[-1] < 20, arrivals
+    assert max(gaps) < 3, gaps
+
+    # unloaded: Step shows its key in the click's task; Play's cadence is even
+    tp.page.click(f"{DERIVED} button:text('Reset')")
+    steps = [tp.page.evaluate(CLICK, [DERIVED, "Step"]) for _ in range(3)]
+    assert [s["keys"] for s in steps] == ["1", "2", "3"]
+    tp.page.click(f"{DERIVED} button:text('Reset')")
+    tp.page.evaluate(WATCH_KEYS, DERIVED)
+    start = tp.page.evaluate("performance.now()")
+    tp.page.evaluate(CLICK, [DERIVED, "Play"])
+    tp.page.wait_for_function(
+        "s => document.querySelector(s).dataset.keys === '8'", arg=DERIVED, timeout=30_000
+    )
+    idle = [(t - start) / 1000 for _, t in tp.page.evaluate("window.keyTimes")]
+    print("Step to next frame (ms):", [round(s["ms"]) for s in steps])
+    print("idle Play: keys at", [round(a, 2) for a in idle[1:]])
     assert tp.console_errors == []

@@ -54,16 +54,18 @@ export function whenVisible(el, onChange) {
   };
 }
 
-/** requestAnimationFrame loop `frame(t, dt)` that runs only while `el` is visible (see
- * whenVisible); returns {stop}. dt is in seconds and capped at 0.1 after a pause. */
+/** requestAnimationFrame loop `frame(t, dt, wall)` that runs only while `el` is visible (see
+ * whenVisible); returns {stop}. dt is in seconds and capped at 0.1 (physics stays stable when
+ * frames are slow); wall is the same uncapped, for clocks that must keep real time. Both are
+ * 0 on the first frame after a start or a pause. */
 export function animate(el, frame) {
   let id = 0;
   let prev = null;
   let running = false;
   const tick = (t) => {
-    const dt = prev === null ? 0 : Math.min(0.1, (t - prev) / 1000);
+    const wall = prev === null ? 0 : (t - prev) / 1000;
     prev = t;
-    frame(t, dt);
+    frame(t, Math.min(0.1, wall), wall);
     if (running) id = requestAnimationFrame(tick);
   };
   const unwatch = whenVisible(el, (visible) => {

@@ -3,7 +3,9 @@
 // one reduction whose state (running max m, running sum l, accumulator acc) is updated key by
 // key. Everything comes from the worker (tensor_ir.attention): the printed IR of both, the
 // buffers each writes per query row, the as-written intermediates, and the derived monoid
-// folded one key at a time by tang's evaluator. Play/Step walk the keys; the loop pauses off
+// folded one key at a time by tang's evaluator, all in one call: Play/Step only show what the
+// page holds. Play folds a key at once, then one every SECONDS_PER_KEY of real time (the
+// frame-capped dt would stretch that up to 8x when frames come slowly); the loop pauses off
 // screen (web/lib/loop.js animate). Hover or focus a key to light it in both columns.
 // ./how-derived-view.js builds the figure and renders answers; this file is the controller.
 import { pythonStarted } from "../lib/card.js";
@@ -37,15 +39,18 @@ export default {
 
     function setPlaying(on) {
       if (on && !loop) {
-        if (keys >= data.n) setKeys(0);
+        setKeys(keys >= data.n ? 1 : keys + 1); // the first key at once
         clock = 0;
-        loop = animate(el, (_t, dt) => {
-          clock += dt;
-          if (clock < SECONDS_PER_KEY) return;
-          clock = 0;
-          setKeys(keys + 1);
-          if (keys >= data.n) setPlaying(false);
-        });
+        if (keys < data.n) {
+          loop = animate(el, (_t, _dt, wall) => {
+            clock += wall; // real seconds; 0 across a pause off screen
+            if (clock < SECONDS_PER_KEY) return;
+            // a late frame's lateness comes off the next wait, but keys stay ≥ half a period apart
+            clock = Math.min(clock - SECONDS_PER_KEY, SECONDS_PER_KEY / 2);
+            setKeys(keys + 1);
+            if (keys >= data.n) setPlaying(false);
+          });
+        }
       } else if (!on && loop) {
         loop.stop();
         loop = null;
