@@ -176,6 +176,7 @@ def test_without_webgpu_run_it_says_so_uses_the_cpu_and_can_be_stopped(launch, s
     assert fact(page, "check") == "nothing to check: the CPU computed it"
     intro = shown(page)["intro"]  # says what happens here, not what would with WebGPU
     assert "no usable WebGPU adapter" in intro and "CPU path computes every point" in intro
+    assert not page.page.is_visible("#run-adapter-note")  # about a check that is not made
     assert "runs on WebGPU" not in intro and "every point is checked" not in intro
     assert_plots_match(run, desktop(DEFAULT_EXPR, 16384, {"y": 1, "z": 1}), TOL["cpu"])
 
@@ -256,7 +257,7 @@ def test_a_result_shown_is_of_the_inputs_shown_or_marked_stale(launch, site):
     assert now["status"] == "The range needs two numbers with from < to.", now
     assert now["stale"] and now["note"].startswith("Stale: "), now
     assert "along y from -4 to 4" in now["note"] and "the range" in now["note"], now
-    assert "the variable it is along" in now["note"], now
+    assert "“along” and the range changed" in now["note"], now
     assert now["held"] == ["y", "z"] and not now["stop"], now
     assert page.page.inner_text("#panel-run .legend.d") == "∂f/∂y"  # the plot's own legend
 

@@ -35,7 +35,8 @@ export function runView(el) {
   const intro = h("p", { className: "run-intro" }, introText(null));
   // shown while the plots and facts are of inputs other than those above (see run.js)
   const staleNote = h("p", { className: "run-stale-note", role: "status", hidden: true });
-  const adapterNote = h("p", { className: "run-note", id: "run-adapter-note" },
+  // what the check's verdict links to; shown once a GPU run is checked
+  const adapterNote = h("p", { className: "run-note", id: "run-adapter-note", hidden: true },
     "About the check: the GPU computes in f32 and tang's CPU path in f64, so each value may " +
     "differ by f32 rounding; the tolerance above allows for it. SwiftShader, the software " +
     "WebGPU that Chromium uses when it has no GPU driver, computes sin and cos with its own " +
@@ -82,6 +83,7 @@ export function runView(el) {
     showDevice(r) {
       fact.device.textContent = deviceText(r);
       intro.textContent = introText(r);
+      adapterNote.hidden = r.device === "cpu";
     },
     /** `text`: why the plots and facts shown are not of the inputs shown; null: they are. */
     markStale(text) {

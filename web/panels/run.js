@@ -79,7 +79,7 @@ function staleness(run, now) {
   const held = (name) => (run.fixed[name] ?? 1) !== (now.fixed[name] ?? 1);
   const changed = [
     run.expr !== now.expr && "the expression",
-    now.axis !== null && run.axis !== now.axis && "the variable it is along",
+    now.axis !== null && run.axis !== now.axis && "“along”",
     (run.x0 !== now.x0 || run.x1 !== now.x1) && "the range",
     run.n !== now.n && "the samples",
     run.inputs.some((name) => name !== run.axis && held(name)) && "a held value",
@@ -101,6 +101,7 @@ async function run(call, view, ctl) {
   if (axis) view.syncSliders(ctl.inputs, axis, ctl.fixed, ctl.onSlide);
   ctl.refresh();
   if (!(Number.isFinite(x0) && Number.isFinite(x1) && x0 < x1)) {
+    view.progress.value = 0;
     view.setState("error", "The range needs two numbers with from < to.");
     return;
   }
