@@ -278,4 +278,30 @@ def test_a_result_shown_is_of_the_inputs_shown_or_marked_stale(launch, site):
     assert not now["stale"] and now["note"] is None and now["held"] == ["y", "z"], now
     assert page.page.inner_text("#panel-run .legend.d") == "∂f/∂x"
     assert_plots_match(run, desktop(DEFAULT_EXPR, 1024, {"y": 1, "z": 1}, lo=-2, hi=2), TOL["cpu"])
+
+    # a held value moves: the plot (of y = 1) is dimmed in the same turn, its note waits for
+    # the run that is about to replace it; then the new run is shown, not stale
+    now = page.page.evaluate(
+        """sel => {
+             const slider = document.querySelector(sel + ' input[data-name="y"]');
+             slider.value = '1.5';
+             slider.dispatchEvent(new Event('input'));
+             const el = document.querySelector(sel);
+             return {stale: el.classList.contains('stale'),
+                     note: !el.querySelector('.run-stale-note').hidden};
+           }""",
+        RUN,
+    )
+    assert now == {"stale": True, "note": False}, now
+    page.page.wait_for_function(
+        "sel => { const el = document.querySelector(sel);"
+        " return el.tangRun.fixed.y === 1.5 && el.dataset.state === 'done'; }",
+        arg=RUN,
+        timeout=60_000,
+    )
+    run = wait_run(page, DEFAULT_EXPR)
+    assert not shown(page)["stale"]
+    assert_plots_match(
+        run, desktop(DEFAULT_EXPR, 1024, {"y": 1.5, "z": 1}, lo=-2, hi=2), TOL["cpu"]
+    )
     assert page.console_errors == []

@@ -85,10 +85,11 @@ export function runView(el) {
       intro.textContent = introText(r);
       adapterNote.hidden = r.device === "cpu";
     },
-    /** `text`: why the plots and facts shown are not of the inputs shown; null: they are. */
-    markStale(text) {
+    /** `text`: why the plots and facts shown are not of the inputs shown (null: they are);
+     * they are dimmed, and the note says why when `explain`. */
+    markStale(text, explain = true) {
       el.classList.toggle("stale", text !== null);
-      staleNote.hidden = text === null;
+      staleNote.hidden = text === null || !explain;
       staleNote.textContent = text ?? "";
     },
     /** Plot a run ({x0, x1, f: [lo, hi], d: [lo, hi]} per bin). */

@@ -18,16 +18,18 @@ export default {
   title: "Run it",
   async mount(el, { call, ready }) {
     const view = runView(el);
-    const ctl = { controller: null, inputs: [], last: null, fixed: {}, timer: 0 };
+    const ctl = { controller: null, inputs: [], last: null, fixed: {}, timer: 0, scheduled: false };
     const schedule = (ms = DEBOUNCE_MS) => {
       clearTimeout(ctl.timer);
+      ctl.scheduled = true;
       ctl.timer = setTimeout(() => run(call, view, ctl), ms);
-    };
-    ctl.refresh = () => view.markStale(staleness(ctl.last, shownInputs(view, ctl)));
-    ctl.onSlide = () => {
       ctl.refresh();
-      schedule(150);
     };
+    // a stale result is dimmed at once; the note saying why waits while a run that replaces
+    // it is scheduled or going (no line jumping in and out while a slider moves)
+    ctl.refresh = () => view.markStale(staleness(ctl.last, shownInputs(view, ctl)),
+      !ctl.scheduled && !ctl.controller);
+    ctl.onSlide = () => schedule(150);
     view.runBtn.addEventListener("click", () => run(call, view, ctl));
     view.stopBtn.addEventListener("click", () => ctl.controller?.abort());
     for (const input of [view.lo, view.hi, view.axisSel, view.samples]) {
@@ -56,7 +58,6 @@ export default {
         view.stopBtn.disabled = true;
         view.setState("waiting", "The expression changed: it runs again when typing pauses.");
       }
-      ctl.refresh();
       schedule();
     });
     await run(call, view, ctl);
@@ -92,6 +93,8 @@ function staleness(run, now) {
 
 /** One run over the grid the controls describe, chunk by chunk into `ctl.last`. */
 async function run(call, view, ctl) {
+  clearTimeout(ctl.timer); // this run is the one that was scheduled
+  ctl.scheduled = false;
   ctl.controller?.abort();
   ctl.controller = null;
   view.stopBtn.disabled = true;
@@ -99,13 +102,14 @@ async function run(call, view, ctl) {
   view.exprText.textContent = expr;
   // the held sliders follow the controls at once; the legends follow the plot
   if (axis) view.syncSliders(ctl.inputs, axis, ctl.fixed, ctl.onSlide);
-  ctl.refresh();
   if (!(Number.isFinite(x0) && Number.isFinite(x1) && x0 < x1)) {
     view.progress.value = 0;
     view.setState("error", "The range needs two numbers with from < to.");
+    ctl.refresh();
     return;
   }
   const mine = (ctl.controller = new AbortController());
+  ctl.refresh();
   const bins = Math.min(BINS, n);
   const cur = {
     expr, n, x0, x1, done: 0, axis: null, inputs: [], device: null, check: null,
@@ -171,6 +175,7 @@ async function run(call, view, ctl) {
     if (ctl.controller === mine) {
       view.stopBtn.disabled = true;
       ctl.controller = null;
+      ctl.refresh();
     }
   }
 }
