@@ -22,7 +22,7 @@ import tang.gpu as gpu
 from demos import _gpu_check as gpu_check
 from demos.api import handler
 from demos.common import device_choice, finite_param, json_number
-from tang.compile import compile_function, function_graph
+from tang.compile import compile_function, definition_text, function_graph
 from tang.dual import Dual
 from tang.expr import ops
 from tang.expr.graph import Graph, Node, topo_order
@@ -270,6 +270,7 @@ async def run_slice(
         "inputs": list(p.inputs),
         "axis": axis,
         "outputs": list(p.names),
+        "definition": definition_text(expr, p.names[0], p.inputs),
         "n": n,
         "start": start,
         "count": count,

@@ -5,7 +5,10 @@
 
 A parse error is an answer, not a failure: ``{"error": {message, column, position, end}}``
 (1-based column, 0-based span), so the page can underline it. Everything else comes back as
-``{"inputs", "outputs", "kernels": {backend: {source, lines}}, "graph", "timing"}`` where
+``{"inputs", "outputs", "definition", "kernels": {backend: {source, lines}}, "graph",
+"timing"}`` where ``outputs`` are named after the function (``g``, ``dg/da`` for
+``g(a, b) = …``; ``f`` when the text declares none), ``definition`` reads it with its name
+once (``f(x, y) = x*y`` for ``x*y``) and
 ``lines`` maps a kernel line (1-based) to the serials of the graph nodes it computes: the
 page's hover link between the SVG and the code. The text is only ever read by tang's parser.
 
@@ -24,7 +27,7 @@ from typing import Any
 
 from demos._graph_summary import summarize
 from demos.api import handler, warm_up_hook
-from tang.compile import compile_function, function_graph
+from tang.compile import compile_function, definition_text, function_graph
 from tang.expr import ops
 from tang.expr.graph import Graph, Node, topo_order
 from tang.expr.parse import ParseError
@@ -160,10 +163,14 @@ def compile_expression(expr: str, grad: bool = True) -> dict[str, Any]:
     t0 = time.perf_counter()
     try:
         function = parse_function(expr)
-        key = (function.outputs, function.inputs, bool(grad))  # holds the nodes: ids stay
+        # holds the nodes: ids stay; the name too, since g(x) = x names its outputs g
+        key = (function.outputs, function.inputs, function.name, bool(grad))
+        definition = definition_text(expr, function.name, function.inputs)
         if key == _last["key"]:
-            return {**_last["answer"], "timing": {"python_ms": _ms(t0), "same_function": True}}
+            same = {**_last["answer"], "definition": definition}
+            return {**same, "timing": {"python_ms": _ms(t0), "same_function": True}}
         answer, timing = _compile(function, bool(grad), t0)
+        answer["definition"] = definition
     except ParseError as err:
         return {
             "error": {

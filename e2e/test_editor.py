@@ -189,6 +189,40 @@ def test_hover_links_graph_and_kernel_both_ways(launch, site):
     assert "src[" in page.inner_text(".code-box .cm-linked")
 
 
+def test_a_declared_function_is_named_by_its_own_name_everywhere(launch, site):
+    """``g(a, b) = a**b`` computes g, dg/da, dg/db: in the status line, the kernel, the
+    graph's output boxes and Run's legends; Run reads the definition once, not "f = g(…) = …"."""
+    tp = open_editor(launch, site.url)
+    text = "g(a, b) = a**b"
+    type_expression(tp, text)
+    wait_compiled(tp, text)
+    page = tp.page
+    status = page.inner_text(".expr-status")
+    assert "(g, dg/da, dg/db)" in status and "df/" not in status, status
+    page.get_by_role("tab", name="C", exact=True).click()
+    code = code_text(tp)
+    assert "void g(const double" in code and "(0: g, 1: dg/da, 2: dg/db)" in code, code
+    page.wait_for_selector(f"#panel-graph .panel-body[data-expr='{text}'][data-state=ok]")
+    drawn = page.eval_on_selector_all(
+        "#panel-graph .graph-output-label", "ls => ls.map(l => l.textContent)"
+    )
+    assert sorted(", ".join(drawn).split(", ")) == ["dg/da", "dg/db", "g"], drawn
+    page.wait_for_function(
+        "t => document.querySelector('#panel-run .run-what').textContent === t",
+        arg=text,
+        timeout=60_000,
+    )
+    assert page.inner_text("#panel-run .legend.f") == "g"
+    assert page.inner_text("#panel-run .legend.d") == "∂g/∂a"
+    type_expression(tp, "x*sin(y)")  # undeclared: Run names it f, once
+    page.wait_for_function(
+        "() => document.querySelector('#panel-run .run-what').textContent === 'f(x, y) = x*sin(y)'",
+        timeout=60_000,
+    )
+    assert page.inner_text("#panel-run .legend.d") == "∂f/∂x"
+    assert tp.console_errors == [], tp.console_errors
+
+
 def test_a_hovered_node_scrolls_its_kernel_lines_into_the_box_and_both_fit_at_900px(launch, site):
     """At 1280 × 900 the kernel box and the graph fit on one screen together; hovering a
     graph node scrolls the kernel lines that compute it into view inside the kernel box (for

@@ -44,6 +44,23 @@ def exp2(a: float) -> float:
         return INF
 
 
+def exp(a: float) -> float:
+    """e**a; overflows to inf."""
+    try:
+        return math.exp(a)
+    except OverflowError:
+        return INF
+
+
+def log(a: float) -> float:
+    """Natural logarithm; -inf at 0, nan below 0."""
+    if a != a or a < 0.0:
+        return NAN
+    if a == 0.0:
+        return -INF
+    return math.log(a)
+
+
 def log2(a: float) -> float:
     """Base-2 logarithm; -inf at 0, nan below 0."""
     if a != a or a < 0.0:

@@ -30,27 +30,14 @@ _unary = generic.unary
 # float kernels missing from tang.ieee: IEEE results instead of exceptions
 
 
-def _exp(a: float) -> float:
-    try:
-        return math.exp(a)
-    except OverflowError:
-        return math.inf
-
-
-def _log(a: float) -> float:
-    if a != a or a < 0.0:
-        return math.nan
-    return -math.inf if a == 0.0 else math.log(a)
-
-
 def _tan(a: float) -> float:
     return math.tan(a) if math.isfinite(a) else math.nan
 
 
 def _sigmoid(a: float) -> float:
     if a >= 0.0:
-        return 1.0 / (1.0 + _exp(-a))
-    e = _exp(a)  # stable for large negative a, and nan passes through
+        return 1.0 / (1.0 + ieee.exp(-a))
+    e = ieee.exp(a)  # stable for large negative a, and nan passes through
     return e / (1.0 + e)
 
 
@@ -74,8 +61,8 @@ def _pow(a: float, b: float) -> float:
 sin = _unary("sin", ieee.sin, graph.sin, "Sine (nan for ±inf).")
 cos = _unary("cos", ieee.cos, graph.cos, "Cosine (nan for ±inf).")
 tan = _unary("tan", _tan, Node.tan, "Tangent (nan for ±inf).")
-exp = _unary("exp", _exp, Node.exp, "e**a (inf on overflow).")
-log = _unary("log", _log, Node.log, "Natural logarithm (-inf at 0, nan below 0).")
+exp = _unary("exp", ieee.exp, graph.exp, "e**a (inf on overflow).")
+log = _unary("log", ieee.log, graph.log, "Natural logarithm (-inf at 0, nan below 0).")
 sqrt = _unary("sqrt", ieee.sqrt, graph.sqrt, "Square root (nan below 0).")
 tanh = _unary("tanh", math.tanh, Node.tanh, "Hyperbolic tangent.")
 sigmoid = _unary("sigmoid", _sigmoid, Node.sigmoid, "Logistic function 1/(1+e**-a).")

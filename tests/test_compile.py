@@ -36,6 +36,18 @@ def test_text_and_function_compile_to_the_same_graph_and_names():
     assert function_graph("2", must_have="y").inputs == ("y",)
 
 
+def test_a_declared_function_keeps_its_name_through_gradient_and_simplify():
+    compiled = compile_function("g(a, b) = a**b")
+    assert compiled.function.name == compiled.graph.name == "g"
+    assert compiled.names == ("g", "dg/da", "dg/db") == compiled.plan.names
+    assert compiled.entry == "g" and derivative_name("a", "g") == "dg/da"
+    run = explain._plan("g(a, b) = a**b", "b", True)
+    assert run.names == ("g", "dg/db")
+    # a name a kernel cannot take (a keyword, or one of its inputs) leaves the kernel f
+    assert compile_function("main(a) = a").entry == compile_function("a(a) = a").entry == "f"
+    assert compile_function("a(a) = a").names == ("a", "da/da")
+
+
 def test_the_editor_and_run_compile_one_graph_with_one_spelling():
     editor = playground.compile_expression(TEXT)
     run = explain._plan(TEXT, None, True)

@@ -42,7 +42,7 @@ def test_dual_trace_of_another_function_matches_finite_differences():
     h = 1e-6
     assert out["value"] == pytest.approx(f(0.7), rel=1e-14)
     assert out["derivative"] == pytest.approx((f(0.7 + h) - f(0.7 - h)) / (2 * h), rel=1e-8)
-    assert {s["op"] for s in out["steps"]} >= {"exp2", "recip", "mul", "add"}
+    assert {s["op"] for s in out["steps"]} >= {"exp", "recip", "mul", "add"}
     assert all(s["rule"] for s in out["steps"])
 
 

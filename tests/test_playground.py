@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+import re
 
 import pytest
 import toolchains as tc
@@ -191,6 +192,40 @@ def test_declared_variables_and_value_only():
     assert out["inputs"] == ["x", "y"] and out["outputs"] == ["f", "df/dx", "df/dy"]
     out = call("playground.compile", expr="2 * 3")  # a constant: no inputs, still a kernel
     assert out["inputs"] == [] and "6.0" in out["kernels"]["python"]["source"]
+
+
+def test_a_declared_function_names_its_outputs_kernel_and_graph_after_itself():
+    """``g(a, b) = a**b`` computes g, dg/da and dg/db (not f, df/da, df/db): in the outputs,
+    every kernel's layout comment and function name, and the graph's output boxes."""
+    out = call("playground.compile", expr="g(a, b) = a**b")
+    assert out["outputs"] == ["g", "dg/da", "dg/db"]
+    for backend, kernel in out["kernels"].items():
+        source = kernel["source"]
+        assert "(0: g, 1: dg/da, 2: dg/db)" in source, backend
+        assert "df/" not in source and re.search(r"\bg\(|// kernel g\n", source), backend
+    drawn = sorted(label for n in out["graph"]["nodes"] for label in n["outputs"])
+    assert drawn == ["dg/da", "dg/db", "g"]
+    renamed = call("playground.compile", expr="h(a, b) = a**b")  # the same graph, renamed
+    assert renamed["outputs"] == ["h", "dh/da", "dh/db"]
+    assert "(0: h, 1: dh/da, 2: dh/db)" in renamed["kernels"]["c"]["source"]
+
+
+@pytest.mark.parametrize(
+    ("text", "definition"),
+    [
+        ("g(a, b) = a**b", "g(a, b) = a**b"),
+        ("  f(x, y) = x*sin(y) ", "f(x, y) = x*sin(y)"),
+        ("x*sin(y)", "f(x, y) = x*sin(y)"),
+        ("z + 1", "f(z) = z + 1"),
+        ("k() = 2", "k() = 2"),
+    ],
+)
+def test_the_definition_names_the_function_once(text, definition):
+    """What Run shows above its plots: the label never repeats (no "f = f(x, y) = …")."""
+    out = call("playground.compile", expr=text)
+    assert out["definition"] == definition
+    assert out["definition"].count("=") == 1 and out["definition"].startswith(out["outputs"][0])
+    assert call("playground.compile", expr=text)["definition"] == definition  # reused answer
 
 
 def test_nan_and_infinity_survive_strict_json():

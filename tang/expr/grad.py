@@ -5,7 +5,10 @@ The sweep visits the nodes parents-first and hands each node's adjoint ``g`` to 
 operands through its rule in the op registry (``tang.expr.ops``): one line per primitive,
 written with the graph's constructors. Small smart constructors fold what is exact in IEEE
 arithmetic (``g·1``, ``--g``, ``-(c·g)`` as ``g·(-c)``, ``g + g`` as ``2·g``) so gradients
-are born lean.
+are born lean. A chain-rule product keeps its constant factor outermost and multiplies two
+constant factors when it builds them (``(3·g)·5`` is built as ``15·g``): the order of a
+derivative's factors is the sweep's own choice, not a value to keep bit for bit, so no
+kernel multiplies two constants at run time.
 """
 
 from __future__ import annotations
@@ -36,9 +39,20 @@ MINUS_ONE = const(-1.0)
 ZERO = const(0.0)
 
 
+def _coefficient(a: Node) -> tuple[float, Node] | None:
+    """(c, x) when ``a`` is the product c·x of a constant and a non-constant, else None."""
+    if a.op != "mul":
+        return None
+    x, c = a.args
+    if x.op == "const":
+        x, c = c, x
+    return (c.value, x) if c.op == "const" and x.op != "const" else None  # type: ignore[return-value]
+
+
 def _mul(a: Node | float, b: Node | float) -> Node:
-    """a·b without the ``·1``, with ``-1·b`` as a negation and a constant times a negation
-    as a product by the negated constant."""
+    """a·b without the ``·1``, with ``-1·b`` as a negation, a constant times a negation as a
+    product by the negated constant, and a constant factor of either side pulled out and
+    multiplied into the other's: (c·x)·y = c·(x·y), c·(d·x) = (c·d)·x."""
     a = a if a.__class__ is Node else as_node(a)
     b = b if b.__class__ is Node else as_node(b)
     if a.op == "const":
@@ -49,30 +63,37 @@ def _mul(a: Node | float, b: Node | float) -> Node:
         if b is MINUS_ONE:
             return _neg(a)
         if a.op == "neg":
-            return mul(a.args[0], -b.value)  # type: ignore[operator]
-    elif a.op == "neg":  # (-x)·y = -(x·y), bit for bit: signs pulled outward
-        return _neg(mul(a.args[0], b))
-    elif b.op == "neg":
-        return _neg(mul(a, b.args[0]))
-    return mul(a, b)
+            return _mul(a.args[0], -b.value)  # type: ignore[operator]
+        inner = _coefficient(a)
+        if inner is not None:  # c·(d·x): one constant, folded now
+            return _mul(inner[1], inner[0] * b.value)  # type: ignore[operator]
+        return mul(a, b)
+    if a.op == "neg":  # (-x)·y = -(x·y), bit for bit: signs pulled outward
+        return _neg(_mul(a.args[0], b))
+    if b.op == "neg":
+        return _neg(_mul(a, b.args[0]))
+    left, right = _coefficient(a), _coefficient(b)
+    if left is None and right is None:
+        return mul(a, b)
+    c = (1.0 if left is None else left[0]) * (1.0 if right is None else right[0])
+    x = a if left is None else left[1]
+    y = b if right is None else right[1]
+    return _mul(_mul(x, y), c)  # the constant outermost, where the next one meets it
 
 
 def _neg(a: Node) -> Node:
     """-a, with --a = a and -(c·x) = x·(-c)."""
     if a.op == "neg":
         return a.args[0]
-    if a.op == "mul":
-        x, c = a.args
-        if x.op == "const":
-            x, c = c, x
-        if c.op == "const":
-            return mul(x, -c.value)  # type: ignore[operator]
+    inner = _coefficient(a)
+    if inner is not None:
+        return _mul(inner[1], -inner[0])
     return neg(a)
 
 
 def _add(a: Node, b: Node) -> Node:
-    """a + b, with a + a = 2·a."""
-    return mul(a, 2.0) if a is b else add(a, b)
+    """a + b, with a + a = 2·a (and c·x + c·x = 2c·x)."""
+    return _mul(a, 2.0) if a is b else add(a, b)
 
 
 # What a derivative rule of the registry (tang.expr.ops) builds with: the graph's
@@ -126,4 +147,5 @@ def gradient(graph: Graph | Node, wrt: Sequence[str] | None = None) -> Graph:
         )
     names = list(graph.inputs if wrt is None else wrt)
     (output,) = graph.outputs
-    return Graph(graph.inputs, [output, *backward(output, names, graph.nodes())])
+    derivatives = backward(output, names, graph.nodes())
+    return Graph(graph.inputs, [output, *derivatives], name=graph.name)

@@ -179,16 +179,16 @@ class Node:
         return div(self.sin(), self.cos())
 
     def exp(self) -> Node:
-        return exp2(mul(self, LOG2E))
+        return exp(self)
 
     def log(self) -> Node:
-        return mul(log2(self), LN2)
+        return log(self)
 
     def tanh(self) -> Node:
         return tanh(self)
 
     def sigmoid(self) -> Node:
-        return recip(add(1.0, exp2(mul(self, -LOG2E))))
+        return recip(add(1.0, exp(neg(self))))
 
     def atan2(self, x: Operand) -> Node:
         return atan2(self, x)
@@ -365,6 +365,14 @@ def cos(a: Operand) -> Node:
     return _unary("cos", a)
 
 
+def exp(a: Operand) -> Node:
+    return _unary("exp", a)
+
+
+def log(a: Operand) -> Node:
+    return _unary("log", a)
+
+
 def exp2(a: Operand) -> Node:
     return _unary("exp2", a)
 
@@ -442,7 +450,7 @@ def maximum(a: Operand, b: Operand) -> Node:
 
 def pow(a: Operand, b: Operand) -> Node:
     """a**b: integer constant exponents become products (and a reciprocal), 0.5 a sqrt,
-    anything else exp2(b*log2(a))."""
+    anything else exp(b*log(a))."""
     a, b = as_node(a), as_node(b)
     if b.op == "const":
         e: float = b.value  # type: ignore[assignment]
@@ -454,7 +462,8 @@ def pow(a: Operand, b: Operand) -> Node:
             return recip(sqrt(a))
     if a.op == "const" and a.value == 2.0:
         return exp2(b)
-    return exp2(mul(b, log2(a)))
+    ln_a = log(a)
+    return exp(b if ln_a.op == "const" and ln_a.value == 1.0 else mul(b, ln_a))  # e**b: exp(b)
 
 
 def _int_pow(a: Node, n: int) -> Node:
@@ -526,12 +535,19 @@ def variables(outputs: Iterable[Node]) -> list[str]:
 
 
 class Graph:
-    """Named inputs and a tuple of output nodes: what ``tang.trace`` returns."""
+    """Named inputs and a tuple of output nodes: what ``tang.trace`` returns. ``name`` is
+    the function's own (``g`` for ``g(a, b) = …``): its outputs are named after it."""
 
     def __init__(
-        self, inputs: Sequence[str], outputs: Sequence[Node], *, nodes: Sequence[Node] | None = None
+        self,
+        inputs: Sequence[str],
+        outputs: Sequence[Node],
+        *,
+        nodes: Sequence[Node] | None = None,
+        name: str = "f",
     ) -> None:
         """``nodes``: ``topo_order(outputs)``, when the caller has walked them already."""
+        self.name = name
         self.inputs: tuple[str, ...] = tuple(inputs)
         self.outputs: tuple[Node, ...] = tuple(as_node(o) for o in outputs)
         self._nodes: tuple[Node, ...] | None = None if nodes is None else tuple(nodes)

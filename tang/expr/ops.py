@@ -157,6 +157,35 @@ _REGISTRY: tuple[Primitive, ...] = (
         sympy=lambda sp, a: sp.cos(a),
         numpy=lambda np, a: np.cos(a),
     ),
+    # exp and log are primitives, not exp2/log2 arithmetic: every backend has them, and
+    # as e**a = 2**(a·log2 e) they would leave run-time products of constants in every
+    # kernel (exp(log x) as 2**(log2 e · (ln 2 · log2 x))) and in every derivative.
+    Primitive(
+        "exp",
+        1,
+        ieee.exp,
+        lambda d, g, out, a: (d.times(g, out),),  # exp' = exp
+        "exp",
+        "e^{0}",
+        "da · e^a",
+        call="exp",
+        library=True,
+        sympy=lambda sp, a: sp.exp(a),
+        numpy=lambda np, a: np.exp(a),
+    ),
+    Primitive(
+        "log",
+        1,
+        ieee.log,
+        lambda d, g, out, a: (d.times(g, d.recip(a)),),  # log' = 1/a
+        "log",
+        "ln {0}",
+        "da / a",
+        call="log",
+        library=True,
+        sympy=lambda sp, a: sp.log(a),
+        numpy=lambda np, a: np.log(a),
+    ),
     Primitive(
         "exp2",
         1,

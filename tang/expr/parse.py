@@ -296,9 +296,20 @@ def parse_definition(
 ) -> tuple[Node, tuple[str, ...] | None]:
     """The node for ``text`` and the variables its ``f(a, b) = …`` declares, or None when
     it declares none (then it may use ``variables``, default x, y, z)."""
+    node, inputs, _ = parse_declaration(text, variables, limits=limits)
+    return node, inputs
+
+
+def parse_declaration(
+    text: str, variables: Sequence[str] | None = None, *, limits: Limits = LIMITS
+) -> tuple[Node, tuple[str, ...] | None, str | None]:
+    """``parse_definition``'s answer and the function's name: ``g`` for ``g(a, b) = …``,
+    None when the text declares no function."""
     parser = _Parser(text, variables, True, limits)
     node, inputs = parser.run()
-    return node, inputs if parser.declared else None
+    if not parser.declared:
+        return node, None, None
+    return node, inputs, parser.tokens[0][1]
 
 
 def _check_names(variables: Sequence[str]) -> tuple[str, ...]:

@@ -11,7 +11,7 @@ Two tables, because IEEE floats are not the reals:
 - ``FINITE`` rules are true in real arithmetic and assume every intermediate value is
   finite (like a compiler's -ffinite-math-only): ``x·0 → 0`` is wrong when x is ±inf or nan,
   ``x - x → 0`` too, and the sign of a zero may flip. Where every intermediate is finite
-  they change a result by rounding only (or make it more accurate: ``log2(exp2 x) → x``).
+  they change a result by rounding only (or make it more accurate: ``log(exp x) → x``).
 
 ``simplify(g)`` uses both; ``simplify(g, assume_finite=False)`` only the exact ones. Dead
 code goes with every pass: a graph holds only what its outputs reach.
@@ -46,12 +46,23 @@ def _int_power(c: float, x: Node) -> Node | None:
     return G.pow(x, c) if c == int(c) and abs(c) <= 64 else None
 
 
+def _exact_scale(c1: float, c2: float, x: Node) -> Node | None:
+    """c1·(c2·x) as (c1·c2)·x where that is the same float for every x: c2 a power of two
+    with |c2| ≥ 1 (so c2·x is exact or overflows), |c1| ≥ 1 (so c1·c2·x overflows whenever
+    c2·x does) and c1·c2 finite. ``x + x → 2x`` makes such products; 0.5·(2x) stays."""
+    m, _ = math.frexp(c2)
+    if abs(m) != 0.5 or abs(c2) < 1.0 or not abs(c1) >= 1.0 or not math.isfinite(c1 * c2):
+        return None
+    return mul(x, c1 * c2)
+
+
 EXACT: list[Rule] = [
     (("mul", "x", 1.0), lambda x: x),
     (("add", "x", -0.0), lambda x: x),
     (("mul", "x", -1.0), lambda x: neg(x)),
     (("neg", ("neg", "x")), lambda x: x),
     (("add", "x", "x"), lambda x: mul(x, 2.0)),  # x+x and 2x round alike
+    (("mul", "c1", ("mul", "c2", "x")), _exact_scale),
     (("neg", ("mul", "c", "x")), lambda c, x: mul(x, -c)),
     (("mul", "c", ("neg", "x")), lambda c, x: mul(x, -c)),
     (("mul", ("neg", "x"), "y"), lambda x, y: neg(mul(x, y))),  # pull signs outward
@@ -72,9 +83,12 @@ FINITE: list[Rule] = [
     (("mul", "x", ("recip", "x")), lambda x: 1.0),
     (("log2", ("exp2", "x")), lambda x: x),
     (("exp2", ("log2", "x")), lambda x: x),
+    (("log", ("exp", "x")), lambda x: x),
+    (("exp", ("log", "x")), lambda x: x),
     (("mul", ("sqrt", "x"), ("sqrt", "x")), lambda x: x),
     # integer powers as products: 2^(n·log2 x) = x·x·…
     (("exp2", ("mul", "c", ("log2", "x"))), _int_power),
+    (("exp", ("mul", "c", ("log", "x"))), _int_power),
     # gather constants and like terms
     (("mul", "c1", ("mul", "c2", "x")), lambda c1, c2, x: mul(x, c1 * c2)),
     (("add", "c1", ("add", "c2", "x")), lambda c1, c2, x: G.add(x, c1 + c2)),
@@ -86,6 +100,7 @@ FINITE: list[Rule] = [
     (("neg", ("add", "x", ("neg", "y"))), lambda x, y: G.add(y, neg(x))),
     (("mul", ("recip", "x"), ("recip", "y")), lambda x, y: recip(mul(x, y))),
     (("mul", ("exp2", "x"), ("exp2", "y")), lambda x, y: G.exp2(G.add(x, y))),
+    (("mul", ("exp", "x"), ("exp", "y")), lambda x, y: G.exp(G.add(x, y))),
 ]
 
 # primitive -> constructor that rebuilds it from (possibly rewritten) operands
@@ -422,4 +437,4 @@ def simplify(target: Graph | Node, *, assume_finite: bool = True, max_passes: in
     if not isinstance(target, Graph):
         return nodes[0]
     walked = sweep.outputs is outputs and all(o.__class__ is Node for o in outputs)
-    return Graph(graph.inputs, nodes, nodes=sweep.order if walked else None)
+    return Graph(graph.inputs, nodes, nodes=sweep.order if walked else None, name=graph.name)

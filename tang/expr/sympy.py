@@ -200,11 +200,10 @@ def _log2_factor(sp: Any, e: Any, args: list[Node]) -> list[Node]:
         return args
     k = factors.index(inverse)
     for j, f in enumerate(factors):
-        if type(f).__name__ == "log" and len(f.args) == 1:
-            # converted as log2(u) * LN2 (or folded to a constant when u is a number)
-            log2_u = [a for a in args[j].args if a.op == "log2"]
-            if log2_u:
-                return [a for i, a in enumerate(args) if i not in (j, k)] + log2_u
+        # converted as log(u) (or folded to a constant when u is a number)
+        if type(f).__name__ == "log" and len(f.args) == 1 and args[j].op == "log":
+            others = [a for i, a in enumerate(args) if i not in (j, k)]
+            return [*others, g.log2(args[j].args[0])]
     return args
 
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from ..expr import graph as g
 from ..expr.graph import Node
+from ..expr.ops import LN2, LOG2E
 from .comprehension import MAX, MIN, PROD, SUM, Monoid, TensorIRError
 from .frontend import OPERATORS, Tensor, _letters, as_tensor, comprehend
 
@@ -79,11 +80,14 @@ def power(a: Tensor, p: float) -> Tensor:
 
 
 def exp(a: Tensor) -> Tensor:
-    return map_(lambda x: g.as_node(x).exp(), a)
+    """e**a as 2**(a·log2 e): the online softmax pass (passes/online.py) rescales its sums
+    by exp2 factors, and a GPU's exp2 is its native instruction."""
+    return map_(lambda x: g.exp2(g.mul(x, LOG2E)), a)
 
 
 def log(a: Tensor) -> Tensor:
-    return map_(lambda x: g.as_node(x).log(), a)
+    """ln a as log2(a)·ln 2, the form the tensor printer reads back as log(a)."""
+    return map_(lambda x: g.mul(g.log2(x), LN2), a)
 
 
 def sqrt(a: Tensor) -> Tensor:
