@@ -45,7 +45,7 @@ export function runView(el) {
     "says how many, instead of hiding them or calling them errors.");
   el.append(
     intro,
-    h("p", { className: "run-what" }, "f = ", exprText),
+    h("p", { className: "run-what" }, exprText),
     h("div", { className: "run-controls" },
       h("label", {}, "along ", axisSel), h("label", {}, "from ", lo), h("label", {}, "to ", hi),
       h("label", {}, "samples ", samples), runBtn, stopBtn),
@@ -97,14 +97,17 @@ export function runView(el) {
       shown = run;
       draw();
     },
-    syncAxis(names, axis) {
+    /** The inputs in the axis menu, `axis` chosen; the legends name `fn`, the function. */
+    syncAxis(names, axis, fn = "f") {
       if (axisSel.dataset.names !== names.join(",")) {
         axisSel.dataset.names = names.join(",");
         axisSel.replaceChildren(...names.map((n) => h("option", { value: n }, n)));
       }
       axisSel.value = axis;
-      labelD.textContent = `∂f/∂${axis}`;
-      canvasD.setAttribute("aria-label", `Plot of ∂f/∂${axis}`);
+      labelF.textContent = fn;
+      canvasF.setAttribute("aria-label", fn);
+      labelD.textContent = `∂${fn}/∂${axis}`;
+      canvasD.setAttribute("aria-label", `Plot of ∂${fn}/∂${axis}`);
     },
     /** One slider per input other than `axis`, holding `fixed[name]`; `onInput` on a move. */
     syncSliders(names, axis, fixed, onInput) {

@@ -142,7 +142,8 @@ async function run(call, view, ctl) {
     if (r.start === 0) {
       ctl.inputs = cur.inputs = r.inputs;
       cur.axis = r.axis;
-      view.syncAxis(r.inputs, r.axis);
+      view.syncAxis(r.inputs, r.axis, r.outputs[0]);
+      view.exprText.textContent = r.definition; // the function with its name, once
       view.syncSliders(r.inputs, r.axis, ctl.fixed, ctl.onSlide);
       cur.device = r;
       view.showDevice(r);
@@ -166,7 +167,7 @@ async function run(call, view, ctl) {
     }
     view.fact.time.textContent = timeText(cur, performance.now() - started, "done");
     view.setState("done", `${count(n)} points along ${cur.axis}.`);
-    view.canvasF.setAttribute("aria-label", `Plot of f over ${cur.axis} from ${x0} to ${x1}`);
+    view.canvasF.setAttribute("aria-label", `Plot of ${cur.device.outputs[0]} over ${cur.axis} from ${x0} to ${x1}`);
   } catch (err) {
     if (ctl.controller !== mine) return;
     const where = err.type === "ParseError" ? "The expression does not parse" : err.type;
