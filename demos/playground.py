@@ -1,7 +1,8 @@
 """Worker methods ``playground.*``: the hero editor's one round trip, text → eight kernels.
 
-    playground.compile  {expr, grad=True}   parse → gradient → simplify → schedule once →
-                                            print for every backend, plus the graph to draw
+    playground.compile  {expr, grad=True, backends=None}
+                        parse → gradient → simplify → schedule once → print for each backend
+                        asked for (default all eight), plus the graph to draw
 
 A parse error is an answer, not a failure: ``{"error": {message, column, position, end}}``
 (1-based column, 0-based span), so the page can underline it. Everything else comes back as
@@ -152,25 +153,31 @@ def _label(n: Node) -> str:
 
 # The last answer, under its function: nodes are interned, so text that parses to the same
 # graph (a space typed, a redundant parenthesis) is the same node, and the answer stands.
-_last: dict[str, Any] = {"key": None, "answer": None}
+# ``compiled`` keeps the schedule, so a backend asked for later is printed, not recompiled.
+_last: dict[str, Any] = {"key": None, "answer": None, "compiled": None}
 
 
 @handler("playground.compile")
-def compile_expression(expr: str, grad: bool = True) -> dict[str, Any]:
-    """Parse, differentiate, simplify and lower ``expr`` for all eight backends at once."""
+def compile_expression(
+    expr: str, grad: bool = True, backends: Sequence[str] | None = None
+) -> dict[str, Any]:
+    """Parse, differentiate, simplify and lower ``expr``; print it for ``backends`` (default:
+    all eight). The page asks for the tab it shows, and for another when that tab opens:
+    the function is compiled once and each printer runs once per function."""
     if not isinstance(expr, str):
         raise TypeError(f"expr must be a string, got {type(expr).__name__}")
+    wanted = _backends(backends)
     t0 = time.perf_counter()
     try:
         function = parse_function(expr)
         # holds the nodes: ids stay; the name too, since g(x) = x names its outputs g
         key = (function.outputs, function.inputs, function.name, bool(grad))
         definition = definition_text(expr, function.name, function.inputs)
-        if key == _last["key"]:
-            same = {**_last["answer"], "definition": definition}
-            return {**same, "timing": {"python_ms": _ms(t0), "same_function": True}}
-        answer, timing = _compile(function, bool(grad), t0)
-        answer["definition"] = definition
+        same = key == _last["key"]
+        if not same:
+            _last.update(key=None, answer=None, compiled=None)  # no stale answer on a failure
+            compiled, first, timing = _compile(function, bool(grad), t0)
+            _last.update(key=key, answer=first, compiled=compiled)
     except ParseError as err:
         return {
             "error": {
@@ -181,31 +188,52 @@ def compile_expression(expr: str, grad: bool = True) -> dict[str, Any]:
             },
             "timing": {"python_ms": _ms(t0)},
         }
-    _last.update(key=key, answer=answer)
-    return {**answer, "timing": timing}
+    t1 = time.perf_counter()
+    kernels = _print(_last["compiled"], _last["answer"]["kernels"], wanted)
+    printed = _ms(t1)
+    answer = {**_last["answer"], "kernels": kernels, "definition": definition}
+    if same:
+        return {**answer, "timing": {"python_ms": _ms(t0), "same_function": True}}
+    return {**answer, "timing": {**timing, "lower_ms": printed, "python_ms": _ms(t0)}}
 
 
-def _compile(function: Graph, grad: bool, t0: float) -> tuple[dict[str, Any], dict[str, float]]:
-    """The answer for a parsed ``function`` and its timing in ms since ``t0`` (the start of
-    the request), by phase."""
+def _backends(backends: Sequence[str] | None) -> list[str]:
+    """The backend names asked for, checked (None: all of them, in the registry's order)."""
+    if backends is None:
+        return list(BACKENDS)
+    if isinstance(backends, str) or not all(isinstance(b, str) for b in backends):
+        raise TypeError("backends must be a list of backend names")
+    unknown = [b for b in backends if b not in BACKENDS]
+    if unknown:
+        raise ValueError(f"unknown backend {unknown[0]!r}; choose from {', '.join(BACKENDS)}")
+    return list(backends)
+
+
+def _print(compiled: Any, cache: dict[str, Any], wanted: list[str]) -> dict[str, Any]:
+    """The kernels of ``wanted``, each printed once per function (``cache`` keeps them)."""
+    for name in wanted:
+        if name not in cache:
+            low = compiled.kernel(name)
+            cache[name] = {"source": low.source, "lines": low.line_serials()}
+    return {name: cache[name] for name in wanted}
+
+
+def _compile(function: Graph, grad: bool, t0: float) -> tuple[Any, dict, dict[str, float]]:
+    """The compiled ``function``, its answer (kernels not printed yet: an empty cache) and
+    the timing in ms since ``t0`` (the start of the request), by phase."""
     compiled = compile_function(function, grad=grad)  # grad, simplify, one schedule
     graph, labels, prog = compiled.graph, list(compiled.names), compiled.program
     t1 = time.perf_counter()
-    kernels = {}
-    for name in BACKENDS:  # 8 prints of the one program
-        low = compiled.kernel(name)
-        kernels[name] = {"source": low.source, "lines": low.line_serials()}
-    t2 = time.perf_counter()
     drawing = layout(graph.outputs, labels, prog.nodes or None)
-    t3 = time.perf_counter()
-    answer = {"inputs": list(graph.inputs), "outputs": labels, "kernels": kernels, "graph": drawing}
+    t2 = time.perf_counter()
+    answer = {"inputs": list(graph.inputs), "outputs": labels, "kernels": {}, "graph": drawing}
     timing = {
-        "python_ms": (t3 - t0) * 1e3,
+        "python_ms": (t2 - t0) * 1e3,
         "parse_grad_ms": (t1 - t0) * 1e3,
-        "lower_ms": (t2 - t1) * 1e3,
-        "layout_ms": (t3 - t2) * 1e3,
+        "lower_ms": 0.0,
+        "layout_ms": (t2 - t1) * 1e3,
     }
-    return answer, timing
+    return compiled, answer, timing
 
 
 # What the worker compiles in idle moments after boot (web/worker.js): V8 runs WebAssembly
@@ -225,7 +253,8 @@ WARM_UP_STEPS = 64
 def warm_up(step: int) -> bool:
     """Compile warm-up function number ``step`` (the answer is dropped; the editor's last
     answer stays); False once the warm-up is done."""
-    _compile(parse_function(WARM_UP[step % len(WARM_UP)]), True, time.perf_counter())
+    compiled, _, _ = _compile(parse_function(WARM_UP[step % len(WARM_UP)]), True, 0.0)
+    _print(compiled, {}, list(BACKENDS))
     return step + 1 < WARM_UP_STEPS
 
 
@@ -239,7 +268,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--no-grad", action="store_true", help="the value only")
     p.add_argument("--json", action="store_true", help="print the worker's JSON answer")
     args = p.parse_args(argv)
-    out = compile_expression(args.expr, grad=not args.no_grad)
+    out = compile_expression(
+        args.expr, grad=not args.no_grad, backends=None if args.json else [args.backend]
+    )
     if args.json:
         print(json.dumps(out, indent=1))
         return 0 if "error" not in out else 2

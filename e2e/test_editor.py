@@ -76,6 +76,14 @@ def type_expression(tp: TangPage, text: str) -> None:
 
 
 def code_text(tp: TangPage) -> str:
+    """The kernel box's text, once it holds the selected tab's kernel (a keystroke's answer
+    carries the tab shown; another tab's kernel is printed when it opens)."""
+    tp.page.wait_for_function(
+        """() => { const tab = document.querySelector('[role="tab"][aria-selected="true"]');
+                   const out = document.querySelector('.kernel-output');
+                   return !!tab && !!out && out.dataset.backend === tab.dataset.backend; }""",
+        timeout=30_000,
+    )
     return tp.page.evaluate(
         "[...document.querySelectorAll('.code-box .cm-line')].map(l => l.textContent).join('\\n')"
     )
@@ -109,6 +117,24 @@ def test_typing_updates_all_eight_tabs(launch, site):
     assert tp.page.evaluate("document.activeElement.textContent") == "Python"
     assert "def f(" in code_text(tp)
     assert tp.console_errors == [], tp.console_errors
+
+
+def test_a_keystroke_prints_the_tab_shown_and_a_pause_prints_the_rest(launch, site):
+    """Per keystroke the worker prints one backend, the tab on screen; after a pause in
+    typing the other seven follow, so a tab opened then shows its kernel in the click."""
+    tp = open_editor(launch, site.url)
+    text = "f(x, y) = exp(x) / (1 + y*y)"
+    type_expression(tp, text)
+    wait_compiled(tp, text)
+    assert tp.page.evaluate("window.tang.editor.last.kernels") == ["wgsl"]
+    tp.page.wait_for_timeout(1500)  # the pause: PREFETCH_MS in web/panels/editor.js is 250
+    shown = tp.page.evaluate(
+        """() => [...document.querySelectorAll('[role="tab"]')].map((tab) => {
+                   tab.click();  // the kernel must be there within the click's own task
+                   return document.querySelector('.kernel-output').dataset.backend; })"""
+    )
+    assert shown == ["wgsl", "c", "cuda", "metal", "opencl", "glsl", "javascript", "python"]
+    assert "def f(" in code_text(tp) and tp.console_errors == []
 
 
 def test_bad_expression_underlines_the_column_and_keeps_the_last_kernel(launch, site):

@@ -1,7 +1,7 @@
 """The tree stays ruff clean (lint and format), as configured in pyproject.toml."""
 
-import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -11,9 +11,12 @@ ROOT = Path(__file__).resolve().parent.parent
 
 @pytest.mark.parametrize("command", [["check", "."], ["format", "--check", "."]])
 def test_ruff_is_clean(command: list[str]) -> None:
-    ruff = shutil.which("ruff")
-    assert ruff, "ruff is a dev dependency: pip install -e .[dev]"
-    done = subprocess.run([ruff, *command], cwd=ROOT, capture_output=True, text=True)
+    # the ruff of this interpreter's environment (a virtual environment need not be on PATH)
+    ruff = [sys.executable, "-m", "ruff"]
+    done = subprocess.run([*ruff, *command], cwd=ROOT, capture_output=True, text=True)
+    assert "No module named ruff" not in done.stderr, (
+        "ruff is a dev dependency: pip install -e .[dev]"
+    )
     assert done.returncode == 0, done.stdout + done.stderr
 
 

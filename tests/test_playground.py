@@ -163,6 +163,27 @@ def test_text_for_the_same_function_reuses_the_last_answer():
     assert "same_function" not in value_only["timing"] and value_only["outputs"] == ["f"]
 
 
+def test_the_page_asks_for_the_tab_it_shows_and_gets_each_kernel_printed_once():
+    """A keystroke prints only the backend asked for; another tab of the same function is
+    printed then, from the kept schedule (not recompiled), and equals the all-eight answer."""
+    text = "f(x, y) = exp(x) * tanh(y - x)"
+    every = call("playground.compile", expr=text)["kernels"]
+    _last.update(key=None, answer=None, compiled=None)
+    one = call("playground.compile", expr=text, backends=["wgsl"])
+    assert list(one["kernels"]) == ["wgsl"] and one["timing"]["lower_ms"] > 0
+    two = call("playground.compile", expr=text, backends=["c", "wgsl"])
+    assert two["timing"].get("same_function") is True
+    assert list(two["kernels"]) == ["c", "wgsl"]
+    for b in ("c", "wgsl"):  # serials may differ: the first answer's nodes were let go
+        assert two["kernels"][b]["source"] == every[b]["source"], b
+        assert two["kernels"][b]["lines"].keys() == every[b]["lines"].keys(), b
+    assert two["graph"] == one["graph"] and two["outputs"] == one["outputs"]
+    with pytest.raises(RuntimeError, match="unknown backend 'fortran'"):
+        call("playground.compile", expr=text, backends=["fortran"])
+    with pytest.raises(RuntimeError, match="list of backend names"):
+        call("playground.compile", expr=text, backends="c")
+
+
 def test_the_envelope_times_the_whole_python_call():
     """``python_ms`` in the worker's envelope covers the handler and the encoding of its
     answer, so it is at least the handler's own figure."""

@@ -29,28 +29,40 @@ export default {
       parent: view.codeBox,
       label: "Generated kernel",
       onHoverLine(line) {
-        const serials = line && kernel.good ? kernel.good.kernels[state.get().tab].lines[line] ?? [] : [];
+        const shown = kernel.good?.kernels[state.get().tab]; // not printed yet: nothing to link
+        const serials = line && shown ? shown.lines[line] ?? [] : [];
         code.highlight(serials.length ? [line] : []);
         bus.hover.set({ serials, from: "code" });
       },
     });
     bus.hover.subscribe(({ serials, from }) => {
-      if (from !== "graph" || !kernel.good) return;
+      const shown = kernel.good?.kernels[state.get().tab];
+      if (from !== "graph" || !shown) return;
       const want = new Set(serials);
-      const lines = Object.entries(kernel.good.kernels[state.get().tab].lines)
+      const lines = Object.entries(shown.lines)
         .filter(([, ids]) => ids.some((id) => want.has(id)))
         .map(([line]) => Number(line));
       code.highlight(lines);
       code.reveal(lines); // the hovered node's lines, scrolled into the kernel box
     });
-    const render = () => kernel.good && code.show(kernel.good.kernels[state.get().tab].source, backends.get(state.get().tab)?.language);
+    // A keystroke's answer carries the kernel of the tab shown; the other tabs' are printed
+    // when one opens, or in a pause of typing (printer.prefetch), from the worker's kept schedule.
+    const printer = kernelPrinter({ call, kernel, backends, onPrinted: () => render() });
+    const render = () => {
+      const tab = state.get().tab;
+      const shown = kernel.good?.kernels[tab];
+      if (!kernel.good) return;
+      view.output.dataset.backend = shown ? tab : ""; // which tab's kernel the box holds
+      if (shown) code.show(shown.source, backends.get(tab)?.language);
+      else printer.print([tab]);
+    };
     const input = expressionEditor({
       parent: view.inputBox,
       doc: state.get().expr,
       label: "Function to differentiate and lower",
       onChange: (text) => state.set({ expr: text }),
     });
-    const loop = compileLoop({ call, view, input, kernel, render });
+    const loop = compileLoop({ call, view, input, kernel, render, printer });
     wireTabs(view);
     wireTools(view, code, kernel, backends);
     state.subscribe((s, changed) => {
@@ -142,7 +154,7 @@ function wireTools(view, code, kernel, backends) {
 }
 
 /** The compile loop: debounced, the stale request cancelled; timings in window.tang.editor. */
-function compileLoop({ call, view, input, kernel, render }) {
+function compileLoop({ call, view, input, kernel, render, printer }) {
   let timer = null;
   let inflight = null; // AbortController of the running request
   let editedAt = performance.now();
@@ -195,7 +207,8 @@ function compileLoop({ call, view, input, kernel, render }) {
     const timing = {}; // python_ms: the whole Python side of the call
     let answer;
     try {
-      answer = await call("playground.compile", { expr }, { signal: controller.signal, timing });
+      const params = { expr, backends: [state.get().tab] };
+      answer = await call("playground.compile", params, { signal: controller.signal, timing });
     } catch (err) {
       if (controller.signal.aborted) return; // a newer edit took over
       failed(expr, `The worker failed: ${err?.message ?? err}`);
@@ -206,13 +219,17 @@ function compileLoop({ call, view, input, kernel, render }) {
     const received = performance.now();
     let rendered = received;
     if (answer.error) showError(expr, answer.error);
-    else rendered = showKernel(expr, answer, { python: timing.python_ms, trip: received - sent });
+    else {
+      rendered = showKernel(expr, answer, { python: timing.python_ms, trip: received - sent });
+      printer.prefetch();
+    }
     record(timings, { expr, answer, timing, started, sent, received, rendered });
   }
 
   return {
     schedule() {
       editedAt = performance.now();
+      printer.cancel(); // typing goes first
       clearTimeout(timer);
       if (!inflight && editedAt - compiledAt >= DEBOUNCE_MS) compile();
       else timer = setTimeout(compile, DEBOUNCE_MS);
@@ -220,6 +237,51 @@ function compileLoop({ call, view, input, kernel, render }) {
     first() {
       editedAt = performance.now();
       return compile();
+    },
+  };
+}
+
+/** Prints the tabs a compiled answer lacks: at once for the tab opened, and the rest after a
+ * pause in typing (PREFETCH_MS), so switching tabs seldom waits. A newer edit cancels it. */
+const PREFETCH_MS = 250;
+
+function kernelPrinter({ call, kernel, backends, onPrinted }) {
+  let timer = null;
+  let inflight = null;
+  const missing = () => [...backends.keys()].filter((name) => !kernel.good?.kernels[name]);
+  async function print(names) {
+    const good = kernel.good;
+    if (!good || !names.length) return;
+    inflight?.abort();
+    const controller = (inflight = new AbortController());
+    let answer;
+    try {
+      answer = await call("playground.compile", { expr: good.expr, backends: names },
+        { signal: controller.signal });
+    } catch {
+      return; // cancelled by an edit, or the next compile reports the failure
+    }
+    if (inflight === controller) inflight = null;
+    if (kernel.good !== good || answer.error) return; // an edit replaced the function
+    if (answer.timing.same_function) Object.assign(good.kernels, answer.kernels);
+    else {
+      // the worker had compiled another function meanwhile: a whole new answer for this
+      // text (new graph serials), which replaces the last one, graph and all
+      kernel.good = { ...answer, expr: good.expr };
+      bus.result.set(kernel.good);
+    }
+    onPrinted();
+  }
+  return {
+    print,
+    prefetch() {
+      clearTimeout(timer);
+      timer = setTimeout(() => print(missing()), PREFETCH_MS);
+    },
+    cancel() {
+      clearTimeout(timer);
+      inflight?.abort();
+      inflight = null;
     },
   };
 }
@@ -237,6 +299,7 @@ function record(timings, { expr, answer, timing, started, sent, received, render
     python_ms: timing.python_ms, // the handler and the encoding of its answer
     handler_ms: answer.timing.python_ms, // the handler alone
     python_phases: answer.timing, // parse_grad_ms, lower_ms, layout_ms (same_function)
+    kernels: Object.keys(answer.kernels ?? {}), // the backends printed for this keystroke
     code_ms: rendered - received, // the kernel into the code view
     rest_ms: domDone - rendered, // status line, graph panel
   };
