@@ -76,13 +76,20 @@ def test_run_measures_derived_attention_on_webgpu(launch, site, adapter):
     got = run_to_done(tp)
     assert got["data"]["device"] == "browser", got["note"]
     assert got["readout"]["device"].startswith("GPU: ")
+    assert "Run times both on this browser's WebGPU (" in intro(tp)
     check_card(got, 1024, 64)
     print(adapter, got["readout"], got["note"])  # the figures, for the log (pytest -s)
     assert tp.console_errors == []
 
 
+def intro(tp: TangPage) -> str:
+    return tp.page.inner_text(f"{CARD} .demo-what")
+
+
 def test_without_an_adapter_it_says_so_runs_on_the_cpu_and_stops(launch, site):
     tp = open_page(launch, site)
+    # before a run the intro promises WebGPU only where there is an adapter
+    assert "when it offers an adapter; without one, on the CPU" in intro(tp)
     # Stop while it runs: the card stops, and Run works again afterwards
     tp.page.click(f"{CARD} .transformer-run")
     tp.page.wait_for_function(
@@ -99,5 +106,9 @@ def test_without_an_adapter_it_says_so_runs_on_the_cpu_and_stops(launch, site):
     assert got["data"]["device"] == "cpu"
     assert got["readout"]["device"].startswith("CPU: ")
     assert got["note"].startswith("no WebGPU adapter: ran on the CPU (n = 128, d = 16")
+    # the intro says what happened here, from the device the run opened
+    assert "on this browser's WebGPU" not in intro(tp)
+    assert "no usable WebGPU adapter, so Run times both on the CPU" in intro(tp)
+    assert "at n = 128, d = 16" in intro(tp)
     check_card(got, 128, 16)
     assert tp.console_errors == []

@@ -25,18 +25,25 @@ export function worldView(canvas, [x0, x1, y0, y1]) {
   return view;
 }
 
-/** Keep a touch that starts within `radius` CSS pixels of the scene point `near()` (null:
- * none) for the canvas's own drag; any other touch may still scroll the page vertically
- * (the canvas's CSS says touch-action: pan-y). A touchstart's preventDefault is what stops
- * the browser from panning, so the listener must not be passive. */
+/** Keep the touches for which `wanted(touchEvent)` is true for `el`'s own drag; any other
+ * touch may still scroll the page vertically (the element's CSS says touch-action: pan-y).
+ * A touchstart's preventDefault is what stops the browser from panning, so the listener must
+ * not be passive. */
+export function keepTouches(el, wanted) {
+  el.addEventListener("touchstart", (ev) => {
+    if (wanted(ev)) ev.preventDefault();
+  }, { passive: false });
+}
+
+/** Keep a one-finger touch that starts within `radius` CSS pixels of the scene point
+ * `near()` (null: none) for the canvas's own drag (see keepTouches). */
 export function keepTouchesNear(canvas, view, near, radius = 44) {
-  canvas.addEventListener("touchstart", (ev) => {
+  keepTouches(canvas, (ev) => {
     const point = near();
     const touch = ev.touches[0];
-    if (!point || !touch || ev.touches.length > 1) return;
+    if (!point || !touch || ev.touches.length > 1) return false;
     const rect = canvas.getBoundingClientRect();
     const [px, py] = view.toPx(point);
-    const dist = Math.hypot(touch.clientX - rect.left - px, touch.clientY - rect.top - py);
-    if (dist <= radius) ev.preventDefault();
-  }, { passive: false });
+    return Math.hypot(touch.clientX - rect.left - px, touch.clientY - rect.top - py) <= radius;
+  });
 }

@@ -7,9 +7,11 @@ import { onResize } from "../lib/canvas.js";
 import * as bus from "./editor-bus.js";
 import { drawGraph } from "./graph-draw.js";
 import { viewport } from "./graph-viewport.js";
+import { keepTouches } from "../lib/world.js";
 
 const HELP = "Arrow keys move between nodes (up: operands, down: users), + and − zoom, 0 fits; " +
-  "drag to pan, Ctrl + wheel to zoom.";
+  "drag to pan, Ctrl + wheel to zoom; by touch, drag sideways or with two fingers to pan, " +
+  "pinch to zoom.";
 
 export default {
   id: "graph",
@@ -141,25 +143,45 @@ function roving(drawn, graph, view) {
   });
 }
 
-/** Drag to pan, Ctrl + wheel (or a pinch) to zoom around the pointer. */
+/** Drag to pan, Ctrl + wheel (or a pinch) to zoom around the pointer. By touch, a vertical
+ * one-finger swipe scrolls the page (the box's CSS says touch-action: pan-y); a sideways
+ * drag pans the graph, and two fingers pan and pinch it (kept from the page by keepTouches). */
 function panAndZoom(box, getView) {
-  let drag = null;
+  const down = new Map(); // pointerId → its last {x, y}, for the pointers pressed on the box
+  let moved = false;
+  const spread = () => {
+    const [a, b] = [...down.values()];
+    return { mid: { x: (a.x + b.x) / 2, y: (a.y + b.y) / 2 }, dist: Math.hypot(a.x - b.x, a.y - b.y) };
+  };
+  keepTouches(box, (ev) => ev.touches.length > 1);
   box.addEventListener("pointerdown", (e) => {
     if (e.button !== 0 || !getView()) return;
-    drag = { x: e.clientX, y: e.clientY, id: e.pointerId, moved: false };
+    if (!down.size) moved = false;
+    down.set(e.pointerId, { x: e.clientX, y: e.clientY });
   });
   box.addEventListener("pointermove", (e) => {
-    if (!drag || e.pointerId !== drag.id) return;
-    const dx = e.clientX - drag.x;
-    const dy = e.clientY - drag.y;
-    if (!drag.moved && Math.hypot(dx, dy) < 4) return; // a click on a node stays a click
-    if (!drag.moved) box.setPointerCapture(e.pointerId);
-    drag.moved = true;
+    const last = down.get(e.pointerId);
+    if (!last) return;
+    const dx = e.clientX - last.x;
+    const dy = e.clientY - last.y;
+    if (!moved && Math.hypot(dx, dy) < 4) return; // a click on a node stays a click
+    if (!moved) for (const id of down.keys()) box.setPointerCapture(id);
+    moved = true;
+    if (down.size === 2) {
+      const before = spread();
+      down.set(e.pointerId, { x: e.clientX, y: e.clientY });
+      const after = spread();
+      const r = box.getBoundingClientRect();
+      getView().pan(after.mid.x - before.mid.x, after.mid.y - before.mid.y);
+      if (before.dist > 0) {
+        getView().zoom(after.dist / before.dist, { x: after.mid.x - r.left, y: after.mid.y - r.top });
+      }
+      return;
+    }
     getView().pan(dx, dy);
-    drag.x = e.clientX;
-    drag.y = e.clientY;
+    down.set(e.pointerId, { x: e.clientX, y: e.clientY });
   });
-  const end = () => (drag = null);
+  const end = (e) => down.delete(e.pointerId);
   box.addEventListener("pointerup", end);
   box.addEventListener("pointercancel", end);
   box.addEventListener("wheel", (e) => {

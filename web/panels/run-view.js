@@ -8,6 +8,15 @@ import { drawPlot, onResize, robustRange } from "../lib/plot.js";
 export const SAMPLES = [1024, 16384, 262144, 1048576, 4194304];
 export const count = (n) => n.toLocaleString("en");
 
+/** `text` as text nodes that a narrow card wraps at its spaces and, inside a run of more than
+ * 12 characters without one, after an operator or comma (a <wbr>): never inside a name. */
+export function breakAfterOperators(text) {
+  const ops = /(\*\*|[*/+,=]|(?<![\d.][eE])-)/;
+  return text.split(/( +)/).flatMap((word, w) => (w % 2 || word.length <= 12 ? [word]
+    : word.split(ops).flatMap((part, i) => (i % 2 ? [part, h("wbr")] : [part]))))
+    .filter((part) => part !== "");
+}
+
 /** Build the panel in `el`; returns its parts and the functions that show things. */
 export function runView(el) {
   const exprText = h("code", { className: "run-expr" });
@@ -74,6 +83,7 @@ export function runView(el) {
 
   return {
     exprText, axisSel, lo, hi, samples, runBtn, stopBtn, sliders, progress, canvasF, fact,
+    showExpr: (text) => exprText.replaceChildren(...breakAfterOperators(text)),
     setState(s, text) {
       el.dataset.state = s;
       if (text !== undefined) status.textContent = text;

@@ -38,7 +38,7 @@ export default {
     }
     // tests and the console read the last run here (no globals)
     Object.defineProperty(el, "tangRun", { get: () => ctl.last });
-    view.exprText.textContent = state.get().expr;
+    view.showExpr(state.get().expr);
     try {
       await ready;
     } catch {
@@ -48,7 +48,7 @@ export default {
     view.runBtn.disabled = false;
     state.subscribe((s, changed) => {
       if (!changed.has("expr")) return;
-      view.exprText.textContent = s.expr;
+      view.showExpr(s.expr);
       if (ctl.controller) {
         // the run in progress is of the old text: stop it now, so the worker is free for
         // the editor while typing goes on, and run the new text once it pauses
@@ -99,7 +99,7 @@ async function run(call, view, ctl) {
   ctl.controller = null;
   view.stopBtn.disabled = true;
   const { expr, axis, x0, x1, n } = shownInputs(view, ctl);
-  view.exprText.textContent = expr;
+  view.showExpr(expr);
   // the held sliders follow the controls at once; the legends follow the plot
   if (axis) view.syncSliders(ctl.inputs, axis, ctl.fixed, ctl.onSlide);
   if (!(Number.isFinite(x0) && Number.isFinite(x1) && x0 < x1)) {
@@ -143,7 +143,7 @@ async function run(call, view, ctl) {
       ctl.inputs = cur.inputs = r.inputs;
       cur.axis = r.axis;
       view.syncAxis(r.inputs, r.axis, r.outputs[0]);
-      view.exprText.textContent = r.definition; // the function with its name, once
+      view.showExpr(r.definition); // the function with its name, once
       view.syncSliders(r.inputs, r.axis, ctl.fixed, ctl.onSlide);
       cur.device = r;
       view.showDevice(r);

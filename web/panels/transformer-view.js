@@ -27,6 +27,19 @@ function drawBars(box, out) {
   }
 }
 
+/** Where Run times both graphs: before a run (null) what it will do with and without an
+ * adapter; after transformer.start, the device it opened and the size it chose. */
+export function introWhere(start) {
+  if (!start) {
+    return "Run times both on this browser's WebGPU when it offers an adapter; without one, on " +
+      "the CPU in the page's worker, at a smaller size.";
+  }
+  const size = `n = ${start.n.toLocaleString("en")}, d = ${start.d}`;
+  if (start.on_gpu) return `Run times both on this browser's WebGPU (${start.device.name}), at ${size}.`;
+  return "This browser offered no usable WebGPU adapter, so Run times both on the CPU, in " +
+    `Python in the page's worker, at ${size} (the note below says why).`;
+}
+
 /** Build the card in `el`; returns {runBtn, stopBtn, progress, say(text, isError), show(answer)}. */
 export function transformerView(el, command) {
   const { list, show } = readouts([
@@ -43,15 +56,20 @@ export function transformerView(el, command) {
   const note = h("p", { className: "transformer-note" }, "");
   const bars = h("div", { className: "transformer-bars", role: "img",
     "aria-label": "Time and bytes written per call: attention as written against derived" });
+  const where = h("span", { className: "transformer-where" }, introWhere(null));
   el.append(
     h("p", { className: "demo-what" }, "tang writes attention once, as comprehensions; its " +
       "generic passes (fuse, then stabilize_softmax) derive the online-softmax kernel, whose " +
-      "score matrix never reaches memory. Run times both on this browser's WebGPU."),
+      "score matrix never reaches memory. ", where),
     h("div", { className: "run-progress" }, runBtn, stopBtn, progress, message),
     bars, list, note, commandLine(command),
   );
   return {
     runBtn, stopBtn, progress,
+    /** Say where Run times the two, from transformer.start's answer (the device it opened). */
+    sayWhere(start) {
+      where.textContent = introWhere(start);
+    },
     say(text, isError = false) {
       message.textContent = text;
       message.classList.toggle("error", isError);

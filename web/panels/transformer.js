@@ -33,6 +33,7 @@ export default {
         const first = await call("transformer.start", { repeat: REPEAT, rows: ROWS }, { signal });
         view.say(`n = ${first.n}, d = ${first.d} on ${first.on_gpu ? "the GPU" : "the CPU"}…`);
         el.dataset.device = first.device.kind;
+        view.sayWhere(first);
         const { stopped, last } = await runChunks(
           () => call("transformer.step", {}, { signal }),
           { signal, onProgress: (p) => {
