@@ -137,6 +137,34 @@ def test_a_keystroke_prints_the_tab_shown_and_a_pause_prints_the_rest(launch, si
     assert "def f(" in code_text(tp) and tp.console_errors == []
 
 
+def test_text_that_reads_as_the_same_function_redraws_nothing(launch, site):
+    """A space or a redundant parenthesis leaves the function as it was: the graph is not
+    drawn again and the other tabs' kernels printed for it stay (only what changed renders)."""
+    tp = open_editor(launch, site.url)
+    page = tp.page
+    type_expression(tp, "sin(x) * y")
+    wait_compiled(tp, "sin(x) * y")
+    page.wait_for_selector("#panel-graph .panel-body[data-expr='sin(x) * y'][data-state=ok]")
+    page.wait_for_timeout(1000)  # the pause in which the other tabs are printed
+    page.evaluate("document.querySelector('#panel-graph svg').dataset.mark = 'first'")
+    page.keyboard.press("End")
+    page.keyboard.type(" ")
+    wait_compiled(tp, "sin(x) * y ")
+    page.wait_for_selector("#panel-graph .panel-body[data-expr='sin(x) * y ']")
+    assert page.evaluate("window.tang.editor.last.python_phases.same_function") is True
+    assert page.get_attribute("#panel-graph svg", "data-mark") == "first"
+    backend = page.evaluate(
+        """() => { document.querySelector('[role="tab"][data-backend="cuda"]').click();
+                   return document.querySelector('.kernel-output').dataset.backend; }"""
+    )
+    assert backend == "cuda"  # printed before the space, kept through it
+    page.keyboard.type("+ 1")
+    wait_compiled(tp, "sin(x) * y + 1")
+    page.wait_for_selector("#panel-graph .panel-body[data-expr='sin(x) * y + 1'][data-state=ok]")
+    assert page.get_attribute("#panel-graph svg", "data-mark") is None  # a new function: drawn
+    assert tp.console_errors == [], tp.console_errors
+
+
 def test_bad_expression_underlines_the_column_and_keeps_the_last_kernel(launch, site):
     tp = open_editor(launch, site.url)
     type_expression(tp, "x * sin(y)")
@@ -236,6 +264,11 @@ def test_a_declared_function_is_named_by_its_own_name_everywhere(launch, site):
     page.wait_for_function(
         "t => document.querySelector('#panel-run .run-what').textContent === t",
         arg=text,
+        timeout=60_000,
+    )
+    # the legends follow the plot: they name the function once its first points arrive
+    page.wait_for_function(
+        "() => document.querySelector('#panel-run .legend.f').textContent !== 'f'",
         timeout=60_000,
     )
     assert page.inner_text("#panel-run .legend.f") == "g"

@@ -33,9 +33,10 @@ export default {
     let drawn = null;
     let view = null;
 
-    const show = (answer) => {
+    const show = (answer, redraw = true) => {
       const graph = answer.graph;
       root.dataset.expr = answer.expr ?? "";
+      if (drawn && !redraw) return; // the function drawn already: nothing to draw again
       drawn = drawGraph(graph, (serials) => bus.hover.set({ serials, from: "graph" }));
       box.replaceChildren(drawn.svg);
       const outputs = graph.nodes.filter((n) => n.outputs.length).map((n) => drawn.at(n));
@@ -55,15 +56,20 @@ export default {
     panAndZoom(box, () => view);
     // Drawn just after the frame that shows the new kernel, so typing sees its kernel first;
     // answers that arrive before then are drawn once, the newest.
+    // Text that reads as the function drawn (a space typed) redraws nothing.
     let waiting = null;
+    let changed = false; // an answer since the last drawing is of another function
     const later = (answer) => {
       const scheduled = waiting !== null;
       waiting = answer;
+      changed ||= !answer.timing?.same_function;
       if (scheduled) return;
       requestAnimationFrame(() => setTimeout(() => {
         const newest = waiting;
+        const redraw = changed;
         waiting = null;
-        show(newest);
+        changed = false;
+        show(newest, redraw);
       }, 0));
     };
     if (bus.result.get()) show(bus.result.get());
