@@ -9,7 +9,8 @@ Workloads (each over the 20 core expressions of benchmarks/expressions.py):
     editor   playground.compile on every keystroke that yields kernels (parse, grad, exact
              simplify, schedule, eight printers, layout)
     keystroke  the same keystrokes as the worker serves them: JSON text in, through
-             demos.api's dispatcher and the handler, to the JSON text of the answer
+             demos.api's dispatcher and the handler, to the JSON text of the answer; the
+             parameters each revision's page sends (the tab on screen, where it can)
     core     parse + grad + simplify, as in benchmarks/core.py (a)
     lower    schedule + eight printers of each finished expression's value and gradient
 
@@ -52,10 +53,13 @@ for t in texts:
     ),
     "keystroke": (
         """
-import asyncio, json
+import asyncio, inspect, json
 from demos import api, playground as P
 texts = [t[:k] for t in EXPRESSIONS.values() for k in range(1, len(t) + 1)]
-texts = [json.dumps({"expr": t}) for t in texts if "kernels" in P.compile_expression(t)]
+# as each revision's page asks: the tab on screen only, where the handler takes backends
+takes = inspect.signature(P.compile_expression).parameters
+tab = {"backends": ["wgsl"]} if "backends" in takes else {}
+texts = [json.dumps({"expr": t, **tab}) for t in texts if "kernels" in P.compile_expression(t)]
 loop = asyncio.new_event_loop()  # one loop, as the worker has
 """,
         """
