@@ -55,23 +55,27 @@ def _mul(a: Node | float, b: Node | float) -> Node:
     multiplied into the other's: (c·x)·y = c·(x·y), c·(d·x) = (c·d)·x."""
     a = a if a.__class__ is Node else as_node(a)
     b = b if b.__class__ is Node else as_node(b)
-    if a.op == "const":
-        a, b = b, a
-    if b.op == "const":  # a·c
+    ao, bo = a.op, b.op
+    if ao == "const":
+        a, b, ao, bo = b, a, bo, ao
+    if bo == "const":  # a·c
         if b is ONE:
             return a
         if b is MINUS_ONE:
             return _neg(a)
-        if a.op == "neg":
+        if ao == "neg":
             return _mul(a.args[0], -b.value)  # type: ignore[operator]
-        inner = _coefficient(a)
-        if inner is not None:  # c·(d·x): one constant, folded now
-            return _mul(inner[1], inner[0] * b.value)  # type: ignore[operator]
+        if ao == "mul":
+            inner = _coefficient(a)
+            if inner is not None:  # c·(d·x): one constant, folded now
+                return _mul(inner[1], inner[0] * b.value)  # type: ignore[operator]
         return mul(a, b)
-    if a.op == "neg":  # (-x)·y = -(x·y), bit for bit: signs pulled outward
+    if ao == "neg":  # (-x)·y = -(x·y), bit for bit: signs pulled outward
         return _neg(_mul(a.args[0], b))
-    if b.op == "neg":
+    if bo == "neg":
         return _neg(_mul(a, b.args[0]))
+    if ao != "mul" and bo != "mul":  # the common case: no constant factor to gather
+        return mul(a, b)
     left, right = _coefficient(a), _coefficient(b)
     if left is None and right is None:
         return mul(a, b)
