@@ -127,7 +127,8 @@ def test_a_keystroke_prints_the_tab_shown_and_a_pause_prints_the_rest(launch, si
     type_expression(tp, text)
     wait_compiled(tp, text)
     assert tp.page.evaluate("window.tang.editor.last.kernels") == ["wgsl"]
-    tp.page.wait_for_timeout(1500)  # the pause: PREFETCH_MS in web/panels/editor.js is 250
+    # the pause (PREFETCH_MS in web/panels/editor.js): the other seven, one at a time
+    tp.page.wait_for_function("window.tang.editor.printed().length === 8", timeout=30_000)
     shown = tp.page.evaluate(
         """() => [...document.querySelectorAll('[role="tab"]')].map((tab) => {
                    tab.click();  // the kernel must be there within the click's own task
@@ -145,7 +146,7 @@ def test_text_that_reads_as_the_same_function_redraws_nothing(launch, site):
     type_expression(tp, "sin(x) * y")
     wait_compiled(tp, "sin(x) * y")
     page.wait_for_selector("#panel-graph .panel-body[data-expr='sin(x) * y'][data-state=ok]")
-    page.wait_for_timeout(1000)  # the pause in which the other tabs are printed
+    page.wait_for_function("window.tang.editor.printed().length === 8", timeout=30_000)  # the pause
     page.evaluate("document.querySelector('#panel-graph svg').dataset.mark = 'first'")
     page.keyboard.press("End")
     page.keyboard.type(" ")

@@ -160,6 +160,7 @@ function compileLoop({ call, view, input, kernel, render, printer }) {
   let editedAt = performance.now();
   let compiledAt = -Infinity; // when the last compile started
   const timings = ((window.tang ??= {}).editor = { last: null, first: null, count: 0 });
+  timings.printed = () => Object.keys(kernel.good?.kernels ?? {}); // backends of the function shown
 
   function failed(expr, message) {
     view.showOutput(kernel.good ? "stale" : "error", { expr, message });
@@ -243,28 +244,25 @@ function compileLoop({ call, view, input, kernel, render, printer }) {
   };
 }
 
-/** Prints the tabs a compiled answer lacks: at once for the tab opened, and the rest after a
- * pause in typing (PREFETCH_MS), so switching tabs seldom waits. A newer edit cancels it. */
-const PREFETCH_MS = 250;
+/** Prints the tabs a compiled answer lacks: at once for the tab opened, and the rest one at a
+ * time after a pause in typing (PREFETCH_MS), each a short request of its own, so switching
+ * tabs seldom waits and a keystroke waits for one printer at most. An edit stops the rest. */
+const PREFETCH_MS = 400;
 
 function kernelPrinter({ call, kernel, backends, onPrinted }) {
   let timer = null;
-  let inflight = null;
+  let round = 0; // which pause the one-at-a-time printing belongs to
   const missing = () => [...backends.keys()].filter((name) => !kernel.good?.kernels[name]);
   async function print(names) {
     const good = kernel.good;
-    if (!good || !names.length) return;
-    inflight?.abort();
-    const controller = (inflight = new AbortController());
+    if (!good || !names.length) return false;
     let answer;
     try {
-      answer = await call("playground.compile", { expr: good.expr, backends: names },
-        { signal: controller.signal });
+      answer = await call("playground.compile", { expr: good.expr, backends: names });
     } catch {
-      return; // cancelled by an edit, or the next compile reports the failure
+      return false; // the next compile reports a failing worker
     }
-    if (inflight === controller) inflight = null;
-    if (kernel.good !== good || answer.error) return; // an edit replaced the function
+    if (kernel.good !== good || answer.error) return false; // an edit replaced the function
     if (answer.timing.same_function) Object.assign(good.kernels, answer.kernels);
     else {
       // the worker had compiled another function meanwhile: a whole new answer for this
@@ -273,17 +271,24 @@ function kernelPrinter({ call, kernel, backends, onPrinted }) {
       bus.result.set(kernel.good);
     }
     onPrinted();
+    return true;
   }
+  const next = async (mine) => {
+    const [name] = missing();
+    if (mine === round && name && (await print([name])) && mine === round) {
+      timer = setTimeout(() => next(mine), 0); // one turn of the page's loop between them
+    }
+  };
   return {
     print,
     prefetch() {
       clearTimeout(timer);
-      timer = setTimeout(() => print(missing()), PREFETCH_MS);
+      const mine = ++round;
+      timer = setTimeout(() => next(mine), PREFETCH_MS);
     },
     cancel() {
       clearTimeout(timer);
-      inflight?.abort();
-      inflight = null;
+      round += 1;
     },
   };
 }
