@@ -10,6 +10,7 @@ import pytest
 
 import tang.gpu as gpu
 from tang.cli import main
+from tang.gpu.native_c import find_compiler
 
 # "auto" is wgpu-py here when it has an adapter: most of these run on it.
 pytestmark = pytest.mark.toolchain
@@ -27,8 +28,7 @@ def test_devices_agree_on_the_checksum(capsys):
     assert cpu["device"] == "cpu" and cpu["outputs"] == ["f", "df/dx", "df/dy"]
     assert cpu["inputs"] == ["x", "y"] and cpu["n"] == 20000 and cpu["nonfinite"] == 0
     best = run_json(capsys, "sin(x*y) + sqrt(x^2 + 1)", "--grad", "--points", "20000")
-    if gpu.device().kind == "native":
-        assert best["device"] == "native"
+    assert best["device"] == gpu.device().kind
     assert best["checksum"] == pytest.approx(cpu["checksum"], rel=1e-5)
 
 
@@ -84,10 +84,20 @@ def test_native_device_missing_is_exit_1_with_the_reason(capsys, monkeypatch):
     monkeypatch.setitem(sys.modules, "wgpu", None)
     assert main(["run", "x", "--points", "10", "--device", "native"]) == 1
     assert "tang run: error: wgpu-py: not installed" in capsys.readouterr().err
-    out = run_json(capsys, "x", "--points", "10")  # auto: says why, runs on the CPU
-    assert out["device"] == "cpu" and out["skipped"] == [
+    out = run_json(capsys, "x", "--points", "10")  # auto: says why, runs on the next one
+    assert out["device"] == ("c" if find_compiler() else "cpu") and out["skipped"] == [
         ["wgpu-py", "not installed (pip install wgpu)"]
     ]
+
+
+def test_the_compiled_c_device_agrees_with_the_cpu(capsys):
+    if not find_compiler():
+        pytest.skip("no C compiler on this machine: the CPU device is tested above")
+    args = ("sin(x*y) + sqrt(x^2 + 1)", "--grad", "--points", "5000")
+    cpu = run_json(capsys, *args, "--device", "cpu")
+    c = run_json(capsys, *args, "--device", "c")
+    assert c["device"] == "c" and c["nonfinite"] == 0
+    assert c["checksum"] == pytest.approx(cpu["checksum"], rel=1e-5)
 
 
 def test_python_dash_m_tang_run():

@@ -11,6 +11,7 @@ import pytest
 import tang.gpu as gpu
 from tang.gpu import data, wgsl_info
 from tang.gpu.base import grid, source_key
+from tang.gpu.native_c import find_compiler
 
 # ---- data ----
 
@@ -139,6 +140,14 @@ def test_grid_beyond_two_dimensions_is_a_limit_error():
 # ---- choosing a device ----
 
 
+def test_without_wgpu_or_a_compiler_the_cpu_device_is_used(monkeypatch):
+    monkeypatch.setitem(sys.modules, "wgpu", None)
+    monkeypatch.setenv("CC", "no-such-compiler-here")
+    dev = gpu.device(fresh=True)
+    assert dev.kind == "cpu"
+    assert ("compiled C", "no C compiler on PATH (cc, gcc or clang; or set CC)") in dev.skipped
+
+
 def test_cpu_device_is_always_there():
     dev = gpu.device("cpu")
     assert dev.kind == "cpu" and dev.report[0].startswith("using cpu: Python")
@@ -153,10 +162,10 @@ def test_browser_backend_is_reported_as_skipped_on_the_desktop():
         gpu.device("webgpu", fallback=False)
 
 
-def test_missing_wgpu_is_reported_and_cpu_is_used(monkeypatch):
+def test_missing_wgpu_is_reported_and_the_next_device_is_used(monkeypatch):
     monkeypatch.setitem(sys.modules, "wgpu", None)  # makes `import wgpu` raise ImportError
     dev = gpu.device("native", fresh=True)
-    assert dev.kind == "cpu"
+    assert dev.kind == ("c" if find_compiler() else "cpu")  # compiled C, else pure Python
     assert dev.skipped == [("wgpu-py", "not installed (pip install wgpu)")]
     assert "wgpu-py: not installed (pip install wgpu)" in dev.report
     with pytest.raises(gpu.NoDeviceError, match="wgpu-py: not installed"):

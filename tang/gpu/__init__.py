@@ -1,5 +1,8 @@
-"""tang.gpu: one Device API over WebGPU in the page, wgpu-py on the desktop and a pure-Python
-CPU reference. ``device()`` picks the best backend and reports why others were skipped::
+"""tang.gpu: one Device API over WebGPU in the page, wgpu-py on the desktop, compiled C on
+the desktop's CPU and a pure-Python CPU reference. ``device()`` picks the best backend and
+reports why others were skipped (on the desktop a GPU adapter first; where the only adapter
+is a software one such as lavapipe, the compiled C device runs the same work faster on the
+same CPU, so it comes first; ``device("native")`` still opens lavapipe)::
 
     dev = tang.gpu.device()            # in the page: dev = await tang.gpu.device_async()
     print(dev.report)                  # ['using native: llvmpipe (Vulkan), ...']
@@ -48,8 +51,15 @@ __all__ = [
 ]
 
 # backend -> the name a person knows it by (used in "skipped" reasons)
-BACKENDS: dict[str, str] = {"browser": "WebGPU", "native": "wgpu-py", "cpu": "CPU"}
-_ALIASES = {"webgpu": "browser", "wgpu": "native", "python": "cpu"}
+BACKENDS: dict[str, str] = {
+    "browser": "WebGPU",
+    "native": "wgpu-py",
+    "c": "compiled C",
+    "cpu": "CPU",
+}
+_ALIASES = {"webgpu": "browser", "wgpu": "native", "python": "cpu", "compiled": "c"}
+# adapters that run compute on the CPU (they count as no GPU when choosing a device)
+SOFTWARE_ADAPTERS = ("llvmpipe", "lavapipe", "swiftshader", "software fallback")
 _open: dict[str, Device] = {}
 
 
@@ -58,8 +68,14 @@ def in_browser() -> bool:
     return sys.platform == "emscripten"
 
 
+def software(dev: Device) -> bool:
+    """Whether ``dev`` is a GPU API over a software rasteriser running on the CPU."""
+    name = dev.name.lower()
+    return dev.kind in ("native", "browser") and any(n in name for n in SOFTWARE_ADAPTERS)
+
+
 def _order(prefer: str | None) -> list[str]:
-    local = ["browser", "cpu"] if in_browser() else ["native", "cpu"]
+    local = ["browser", "cpu"] if in_browser() else ["native", "c", "cpu"]
     if prefer is None:
         return local
     kind = _ALIASES.get(prefer.lower(), prefer.lower())
@@ -76,6 +92,10 @@ def _unavailable(kind: str) -> NoDeviceError:
 def _open_sync(kind: str) -> Device:
     if kind == "cpu":
         return CPUDevice()
+    if kind == "c" and not in_browser():
+        from .native_c import CDevice
+
+        return CDevice.open()
     if kind == "native" and not in_browser():
         from .native import NativeDevice
 
@@ -106,7 +126,13 @@ def _pick(prefer: str | None, fallback: bool, fresh: bool) -> list[str]:
     return order
 
 
-def _chosen(kind: str, dev: Device, skipped: list[tuple[str, str]]) -> Device:
+def _chosen(kind: str, dev: Device, skipped: list[tuple[str, str]], prefer: str | None) -> Device:
+    """``dev``, remembered and told what was skipped; with no preference, a software
+    adapter gives way to the compiled C device where there is a compiler."""
+    _open[kind] = dev  # kept for device(kind) even when given way
+    if prefer is None and software(dev) and _compiled_c(skipped):
+        skipped.append((BACKENDS[kind], f"{dev.name} is a software adapter"))
+        kind, dev = "c", _open["c"]
     dev.skipped = skipped
     _open[kind] = dev
     return dev
@@ -131,8 +157,20 @@ def device(prefer: str | None = None, *, fallback: bool = True, fresh: bool = Fa
                     raise
                 skipped.append((exc.backend, exc.why))
                 continue
-        return _chosen(kind, dev, skipped)
+        return _chosen(kind, dev, skipped, prefer)
     raise NoDeviceError("tang.gpu", "no backend available")  # unreachable: cpu always is
+
+
+def _compiled_c(skipped: list[tuple[str, str]]) -> bool:
+    """Open the compiled C device for ``device()`` (False, noting why, when there is none)."""
+    if _cached("c") is not None:
+        return True
+    try:
+        _open["c"] = _open_sync("c")
+    except NoDeviceError as exc:
+        skipped.append((exc.backend, exc.why))
+        return False
+    return True
 
 
 async def device_async(
@@ -150,7 +188,7 @@ async def device_async(
                     raise
                 skipped.append((exc.backend, exc.why))
                 continue
-        return _chosen(kind, dev, skipped)
+        return _chosen(kind, dev, skipped, prefer)
     raise NoDeviceError("tang.gpu", "no backend available")
 
 

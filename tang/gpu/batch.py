@@ -1,8 +1,8 @@
 """Evaluate graph outputs (say value and gradient) over many points in one call.
 
 The outputs are printed once as tang's element-wise kernel in the device's language
-(``Device.printer``: WGSL for a GPU, Python for the CPU device; the kernel carries its
-bindings). Its layout is one packed input buffer ``src[k*n + i]`` (input ``k``, item
+(``Device.printer``: WGSL for a GPU, f32 C for the compiled C device, Python for the CPU
+device; a GPU kernel carries its bindings). Its layout is one packed input buffer ``src[k*n + i]`` (input ``k``, item
 ``i``), one output buffer ``dst[j*n + i]`` and a uniform item count. Columns go up as one
 upload and come back as one read. The compile pipeline (``tang.compile``) makes the plans
 of text and gradients. Inputs are f32 on every device (the CPU device
@@ -83,10 +83,12 @@ def plan(
 
 @lru_cache(maxsize=64)
 def _kernel(outputs: tuple[Node, ...], inputs: tuple[str, ...], backend: str) -> Lowered:
-    """The outputs printed as ``backend``'s kernel (a GPU kernel carries its bindings)."""
+    """The outputs printed as ``backend``'s kernel (a GPU kernel carries its bindings; a
+    compiled C kernel works in f32, as the device's buffers do)."""
     from ..lower import lower
 
-    return lower(list(outputs), list(inputs), backend, name=KERNEL_NAME)
+    dtype = "f32" if backend == "c" else None
+    return lower(list(outputs), list(inputs), backend, name=KERNEL_NAME, dtype=dtype)
 
 
 @lru_cache(maxsize=64)
@@ -184,7 +186,12 @@ class _Job:
         src = dev.buffer(b"".join(self.cols)) if self.cols else dev.empty(1)
         dst = dev.empty(m * self.n)
         self.buffers = [src, dst]
-        bindings = [src, dst] if dev.kind == "cpu" else [self.n, src, dst]
+        if dev.kind == "cpu":
+            bindings = [src, dst]
+        elif dev.printer == "c":  # f(src, dst, n)
+            bindings = [src, dst, self.n]
+        else:
+            bindings = [self.n, src, dst]
         self.lap("upload")
         return bindings, dst
 

@@ -36,8 +36,9 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "--device",
         default="auto",
-        choices=("auto", "native", "cpu"),
-        help="native: wgpu-py (Vulkan, Metal, DX12); auto: native if it works, else the CPU",
+        choices=("auto", "native", "c", "cpu"),
+        help="native: wgpu-py (Vulkan, Metal, DX12); c: compiled C (cc -O3 -march=native);"
+        " cpu: pure Python; auto: a GPU adapter, else compiled C, else pure Python",
     )
     p.add_argument(
         "--range",

@@ -342,6 +342,12 @@ class Printer:
     when_end: str | None
     shared: str | None  # workgroup memory: {type}, {name}, {size} (None: no workgroups)
     barrier: str | None  # every invocation of the workgroup waits here (None: no workgroups)
+    # compiled loop nests only (C): the next loop's iterations run on every core ({depth}:
+    # how many perfectly nested loops share them), and a heap array ({type}, {name},
+    # {size}) freed by ``scratch_end`` ({name}); None where the language has neither
+    parallel: str | None = None
+    scratch: str | None = None
+    scratch_end: str | None = None
     nest_header: tuple[str, ...]  # lines before a loop-nest function
     nest_function: str  # opens it: {name}, {params}
     nest_end: str | None  # closes it (None: indentation does)

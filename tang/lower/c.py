@@ -37,7 +37,10 @@ class C(Printer):
     block, block_end = "{", "}"
     when, when_end = "if ({cond}) {{", "}"
     shared = barrier = None  # no workgroups
-    nest_header = ("#include <math.h>", "")
+    parallel = "#pragma omp parallel for collapse({depth}) schedule(static)"
+    scratch = "{type} *{name} = ({type} *)malloc(sizeof({type}) * {size});"
+    scratch_end = "free({name});"
+    nest_header = ("#include <math.h>", "#include <stdlib.h>", "")
     nest_function = "void {name}({params}) {{"
     nest_end = "}"
     param_in = "const {type} *restrict {name}"
@@ -50,6 +53,7 @@ class C(Printer):
             "",
             self.layout_comment(prog),
             f"void {name}(const {ty} *restrict src, {ty} *restrict dst, size_t n) {{",
+            "    #pragma omp parallel for schedule(static) if (n >= 4096)",
             "    for (size_t i = 0; i < n; ++i) {",
         ]
         return head, 2, ["    }", "}"]

@@ -231,9 +231,11 @@ def _value(
     buffers: dict,
     shapes: dict,
     staged: Mapping[str, str] | None = None,
+    lanes: int = 1,
 ) -> str:
     """Emit the lines computing ``comp`` at output index ``index`` (integer expressions)
-    and return the text of its value (``staged``: reads held in private arrays)."""
+    and return the text of its value (``staged``: reads held in private arrays; ``lanes``:
+    a one-variable reduction split over that many partial states, ``_split_reduction``)."""
     sc = _Scope(w, comp, buffers, shapes, staged)
     p = sc.p
     sc.indices(dict(zip(comp.index, index)))
@@ -246,17 +248,210 @@ def _value(
     state = [f"{p}s{k}" for k in range(monoid.arity)]
     for s, v in zip(state, monoid.identity):
         w.emit(w.printer.state.format(type=w.type, name=s, value=w.literal(v)))
-    for n, e in comp.reduce:
-        w.loop(sc.local[n], _stop(sc, e))
-    sc.load(comp.body)
-    element = _elements(w, comp, comp.body, names, p)
-    _fold(w, monoid, range(monoid.arity), dict(zip(monoid.state, state)), element, state, p)
-    for _ in comp.reduce:
-        w.end_loop()
+    if lanes > 1:
+        _split_reduction(w, sc, lanes, state)
+    else:
+        for n, e in comp.reduce:
+            w.loop(sc.local[n], _stop(sc, e))
+        sc.load(comp.body)
+        element = _elements(w, comp, comp.body, names, p)
+        _fold(w, monoid, range(monoid.arity), dict(zip(monoid.state, state)), element, state, p)
+        for _ in comp.reduce:
+            w.end_loop()
     if comp.epilogue is None:
         return state[0]
     sc.load([comp.epilogue])
     return w.expressions([comp.epilogue], names | dict(zip(monoid.state, state)), f"{p}e")[0]
+
+
+def _initial_array(w: _Writer, name: str, size: int, value: float, lane: str) -> None:
+    """A private array of ``size`` elements, each set to ``value``."""
+    text = w.literal(value)
+    w.emit(w.printer.array.format(type=w.type, name=name, size=size, value=text))
+    w.loop(lane, size)
+    w.emit(w.printer.assign.format(name=w.printer.element.format(name=name, i=lane), expr=text))
+    w.end_loop()
+
+
+def _split_reduction(w: _Writer, sc: _Scope, lanes: int, state: Sequence[str]) -> None:
+    """Fold a one-variable reduction into ``lanes`` interleaved partial states (step ``k``
+    into lane ``k mod lanes``: independent, so the compiler vectorises them), then
+    combine the lanes into ``state``."""
+    comp, st, p = sc.comp, w.printer, sc.p
+    monoid = comp.monoid
+    assert monoid is not None
+    ((r, extent),) = comp.reduce
+    cells = [f"{p}l{k}" for k in range(monoid.arity)]
+    for name, v in zip(cells, monoid.identity):
+        _initial_array(w, name, lanes, v, f"{p}i")
+    lane = f"{p}q"
+    lane_state = {s: st.element.format(name=c, i=lane) for s, c in zip(monoid.state, cells)}
+    whole = extent - extent % lanes
+
+    def fold(first: int | str) -> None:
+        w.emit(st.declare_index.format(name=sc.local[r], expr=f"{first} + {lane}"))
+        sc.load(comp.body)
+        element = _elements(w, comp, comp.body, sc.names, p)
+        targets = list(lane_state.values())
+        _fold(w, monoid, range(monoid.arity), lane_state, element, targets, p)
+
+    if whole:
+        w.loop(f"{p}k", whole // lanes)
+        w.loop(lane, lanes)
+        fold(f"{p}k * {lanes}")
+        w.end_loop()
+        w.end_loop()
+    if extent % lanes:
+        w.loop(lane, extent % lanes)
+        fold(whole)
+        w.end_loop()
+    w.loop(lane, lanes)
+    _fold(
+        w,
+        monoid,
+        range(monoid.arity),
+        dict(zip(monoid.state, state)),
+        list(lane_state.values()),
+        state,
+        f"{p}m",
+    )
+    w.end_loop()
+
+
+def _blocked(
+    w: _Writer,
+    comp: Comprehension,
+    plan: Plan,
+    given: Mapping[str, str],
+    buffers: dict,
+    shapes: dict,
+    out: str,
+) -> None:
+    """Emit a register-blocked plan: one iteration per (batch index, block of ``V`` columns)
+    copies the column reads into a contiguous panel (reduction × V), then for each block of
+    ``R`` rows folds R×V states kept in a private array (the compiler holds it in vector
+    registers): each reduction step loads R row values and reads V panel values. Edge
+    blocks clamp their positions and store only what is inside the output."""
+    st = w.printer
+    assert plan.a and plan.b and st.scratch and st.block
+    sc = _Scope(w, comp, buffers, shapes)
+    p, local = sc.p, sc.local
+    monoid = comp.monoid
+    assert monoid is not None
+    extent = dict(zip(comp.index, comp.shape))
+    ((r, steps),) = comp.reduce
+    rows_per, cols_per = plan.block
+    a, b = plan.a, plan.b
+    row_blocks, col_blocks = -(-extent[a] // rows_per), -(-extent[b] // cols_per)
+    batch = [(n, e) for n, e in zip(comp.index, comp.shape) if n not in (a, b)]
+    outer = [*batch, (f"{p}cb", col_blocks)]
+    flat, first_row, first_col = f"{p}o", f"{p}fr", f"{p}fc"
+    if st.parallel and math.prod(e for _, e in outer) > 1 and _worth_threads(comp):
+        w.emit(st.parallel.format(depth=1))
+    w.loop(flat, math.prod(e for _, e in outer))
+    w.open(st.block)
+    for (n, e), stride in zip(outer, row_major([e for _, e in outer])):
+        name = local.get(n, n)
+        w.emit(
+            st.declare_index.format(
+                name=name, expr=st.unravel.format(flat=flat, stride=stride, extent=e)
+            )
+        )
+    w.emit(st.declare_index.format(name=first_col, expr=f"{p}cb * {cols_per}"))
+    panels = {name: f"{p}c{k}" for k, name in enumerate(plan.cols)}
+    for name in panels.values():
+        w.emit(st.scratch.format(type=w.type, name=name, size=steps * cols_per))
+    step, column = f"{p}sk", f"{p}sv"
+    w.loop(step, steps)
+    w.loop(column, cols_per)
+    clamped_col = st.minimum.format(a=f"{first_col} + {column}", b=extent[b] - 1)
+    w.emit(st.declare_index.format(name=f"{p}sb", expr=clamped_col))
+    for name, panel in panels.items():
+        at = _load_at(sc, comp.reads[name], {**local, b: f"{p}sb", r: step})
+        cell = st.element.format(name=panel, i=f"{step} * {cols_per} + {column}")
+        w.emit(st.assign.format(name=cell, expr=at))
+    w.end_loop()
+    w.end_loop()
+    w.loop(f"{p}rb", row_blocks)
+    w.emit(st.declare_index.format(name=first_row, expr=f"{p}rb * {rows_per}"))
+    state = [f"{p}s{k}" for k in range(monoid.arity)]
+    for name, v in zip(state, monoid.identity):
+        _initial_array(w, name, rows_per * cols_per, v, f"{p}z")
+    row, col = f"{p}rr", f"{p}vv"
+    body_uses = {n.name for n in topo_order(list(comp.body)) if n.op == "var"}
+    w.loop(local[r], steps)
+    row_values = {name: f"{p}w{k}" for k, name in enumerate(plan.rows)}
+    for array_name in row_values.values():
+        w.emit(st.array.format(type=w.type, name=array_name, size=rows_per, value=w.literal(0)))
+    if row_values:
+        w.loop(row, rows_per)
+        clamped_row = st.minimum.format(a=f"{first_row} + {row}", b=extent[a] - 1)
+        w.emit(st.declare_index.format(name=f"{p}ra", expr=clamped_row))
+        for name, array_name in row_values.items():
+            at = _load_at(sc, comp.reads[name], {**local, a: f"{p}ra"})
+            w.emit(st.assign.format(name=st.element.format(name=array_name, i=row), expr=at))
+        w.end_loop()
+    staged = set(row_values) | set(panels)
+    sc.load(comp.body, lambda name: name not in staged)  # reads along neither axis
+    w.loop(row, rows_per)
+    w.loop(col, cols_per)
+    for axis, first, lane in ((a, first_row, row), (b, first_col, col)):
+        if axis in body_uses:
+            clamped = st.minimum.format(a=f"{first} + {lane}", b=extent[axis] - 1)
+            w.emit(st.declare_index.format(name=local[axis], expr=clamped))
+    names = dict(sc.names)
+    for name, array_name in row_values.items():
+        names[name] = st.element.format(name=array_name, i=row)
+    for name, panel in panels.items():
+        names[name] = st.element.format(name=panel, i=f"{local[r]} * {cols_per} + {col}")
+    element = _elements(w, comp, comp.body, names, p)
+    cell = f"{row} * {cols_per} + {col}"
+    cells = [st.element.format(name=s, i=cell) for s in state]
+    _fold(w, monoid, range(monoid.arity), dict(zip(monoid.state, cells)), element, cells, p)
+    w.end_loop()
+    w.end_loop()
+    w.end_loop()
+    # the epilogue and the store, inside the output only
+    w.loop(row, rows_per)
+    w.loop(col, cols_per)
+    w.emit(st.declare_index.format(name=local[a], expr=f"{first_row} + {row}"))
+    w.emit(st.declare_index.format(name=local[b], expr=f"{first_col} + {col}"))
+    w.open(st.when.format(cond=f"{local[a]} < {extent[a]} && {local[b]} < {extent[b]}"))
+    final = {s: st.element.format(name=n, i=cell) for s, n in zip(monoid.state, state)}
+    value = final[monoid.state[0]]
+    if comp.epilogue is not None:
+        sc.load([comp.epilogue])
+        value = w.expressions([comp.epilogue], sc.names | final, f"{p}x")[0]
+    at = _affine(list(zip(row_major(comp.shape), (local[n] for n in comp.index))), 0)
+    w.emit(st.store.format(buffer=out, index=at, expr=value))
+    w.close(st.when_end)
+    w.end_loop()
+    w.end_loop()
+    w.end_loop()
+    for name in panels.values():
+        w.emit(st.scratch_end.format(name=name))
+    w.close(st.block_end)
+    w.end_loop()
+
+
+def _load_at(sc: _Scope, read: Any, local: Mapping[str, str]) -> str:
+    """The element a plain load reads at the index variables' texts ``local`` (clamped
+    into its buffer where the view can leave it)."""
+    w = sc.w
+    at = sc.address(read.view, local)
+    size = math.prod(sc.shapes[read.source])
+    lo, hi = read.view.span() if read.view.size else (0, 0)
+    if lo < 0 or hi >= size:
+        at = w.printer.clamp.format(p=at, last=size - 1)
+    return w.printer.element.format(name=sc.buffers[read.source], i=at)
+
+
+# the least work (outputs × reduction steps) worth handing to threads
+PARALLEL_WORK = 1 << 15
+
+
+def _worth_threads(comp: Comprehension) -> bool:
+    return comp.size * math.prod(e for _, e in comp.reduce) >= PARALLEL_WORK
 
 
 def _stop(sc: _Scope, extent: int) -> int | str:
@@ -568,8 +763,12 @@ def emit_comprehension(
     if plan.kind == "vector":
         _vector(w, comp, plan, given, buffers, shapes, out)
         return
+    if plan.kind == "blocked":
+        _blocked(w, comp, plan, given, buffers, shapes, out)
+        return
     index = [given[n] for n in comp.index]
-    value = _value(w, comp, index, buffers, shapes)
+    lanes = plan.lanes if plan.kind == "lanes" else 1
+    value = _value(w, comp, index, buffers, shapes, lanes=lanes)
     at = _affine(
         [(s, e if e.isidentifier() else f"({e})") for s, e in zip(row_major(comp.shape), index)], 0
     )
@@ -583,12 +782,15 @@ def lower_graph(
     name: str = "run",
     dtype: str = "f64",
     scheduled: bool = True,
+    **plan_options: Any,
 ) -> str:
     """Source of one function ``name(inputs…, buffers…)`` computing every comprehension of
     ``graph`` into its buffer (row-major), in ``language`` ("c" or "python"; WGSL prints
     one kernel per comprehension: ``tang.tensor.kernels.lower_wgsl``). ``scheduled``:
-    follow the schedule's plans (``tang.tensor.passes.schedule``); otherwise one loop nest
-    per output element."""
+    follow the schedule's plans (``tang.tensor.passes.schedule``; ``plan_options`` go to
+    its ``plan``); otherwise one loop nest per output element. Where the language compiles
+    (C), register-blocked and split-lane plans are allowed and large loop nests run on
+    every core."""
     printer = BACKENDS.get(language)
     if printer is None or not all(hasattr(printer, s) for s in LOOP_NEST_FUNCTION):
         raise ValueError(
@@ -608,14 +810,20 @@ def lower_graph(
         *w.printer.nest_header,
         w.printer.nest_function.format(name=name, params=", ".join(params)),
     ]
+    plan_options.setdefault("registers", w.printer.scratch is not None)
     for comp in graph.comprehensions:
         if scheduled:
             comp = eliminate_pinned(comp)
-        plan = schedule_plan(comp) if scheduled else Plan()
+        plan = schedule_plan(comp, **plan_options) if scheduled else Plan()
         w.emit(f"{w.printer.comment} {comp.name}: {_one_line(comp)}")
         if plan.kind != "per_element":
             w.emit(f"{w.printer.comment} schedule: {plan}")
-        loops = {n: f"_o{k}" for k, n in enumerate(comp.index) if n not in plan.vector}
+        outer = () if plan.kind == "blocked" else (*plan.vector,)
+        loops = {n: f"_o{k}" for k, n in enumerate(comp.index) if n not in outer}
+        if plan.kind == "blocked":
+            loops = {}
+        if loops and w.printer.parallel and _worth_threads(comp):
+            w.emit(w.printer.parallel.format(depth=len(loops)))
         for n, e in zip(comp.index, comp.shape):
             if n in loops:
                 w.loop(loops[n], e)

@@ -1,5 +1,6 @@
 """Run comprehension graphs on a ``tang.gpu`` device: WGSL kernels through wgpu-py on the
-desktop or WebGPU in the page, Python kernels on the CPU device.
+desktop or WebGPU in the page, the whole graph as one compiled C function on the C device,
+Python kernels on the CPU device.
 
     fn = tensor.compile(graph)                 # kernels built once (cached per device)
     out = fn({"x": x, "w": w})                 # buffers stay on the device between calls
@@ -23,7 +24,8 @@ from typing import Any
 from .comprehension import TensorGraph, TensorIRError
 from .evaluate import _flatten, _nest
 from .kernels import GpuKernel, load_python, python_kernel, wgsl_kernel
-from .passes.schedule import TREE_WIDTH, Plan, plan
+from .lower import buffer_order, lower_graph
+from .passes.schedule import TREE_WIDTH, Plan, eliminate_pinned, plan
 
 _PYTHON_KERNELS: dict[str, Any] = {}  # source -> function: one kernel object per source
 
@@ -54,21 +56,19 @@ class Step:
     source: str
 
 
-# adapters that run compute on the CPU: a barrier there is a switch between coroutines and
-# workgroup memory is ordinary memory, so tiles cost more than they save (measured with
-# benchmarks/tensor.py on lavapipe: a 512³ matmul per element beats the tiled one)
-SOFTWARE_ADAPTERS = ("llvmpipe", "lavapipe", "swiftshader")
-
-
 def prefers_workgroups(device: Any) -> bool:
-    """Whether the schedule's workgroup plans (tiles, combine trees) pay on ``device``."""
+    """Whether the schedule's workgroup plans (tiles, combine trees) pay on ``device``: not
+    on a software adapter, where a barrier is a switch between coroutines and workgroup
+    memory is ordinary memory (measured with benchmarks/tensor.py on lavapipe: a 512³
+    matmul per element beats the tiled one)."""
+    from .. import gpu
+
     if device.printer != "wgsl":
         return False
     limits = device.limits
     if min(limits.max_invocations_per_workgroup, limits.max_workgroup_size_x) < TREE_WIDTH:
         return False  # a tile of 16 x 16 and a tree of 256 need 256 invocations
-    name = device.name.lower()
-    return "software fallback" not in name and not any(n in name for n in SOFTWARE_ADAPTERS)
+    return not gpu.software(device)
 
 
 def _device(device: Any) -> Any:
@@ -107,6 +107,7 @@ class Compiled:
         self.allocations: list[Allocation] = []
         self.buffers: dict[str, Any] = {}
         self._written: set[str] = set()
+        self._kind = "list"  # the output kind the last inputs asked for
         shapes = {**graph.inputs, **graph.buffers()}
         for name, shape in graph.inputs.items():
             self._allocate(name, "input", shape)
@@ -114,7 +115,14 @@ class Compiled:
         self._sources = []
         for comp in graph.comprehensions:
             self._allocate(comp.name, "buffer", comp.shape)
-            self._sources.append(self._source(comp, shapes))
+            if self.device.printer != "c":
+                self._sources.append(self._source(comp, shapes))
+        if self.device.printer == "c":  # one function over every buffer: one call per step
+            from ..gpu.native_c import CKernel
+
+            text = lower_graph(graph, "c", dtype="f32", scheduled=scheduled)
+            order = tuple(buffer_order(graph))
+            self._sources.append(("graph", CKernel(text), order, 1, Plan(), text))
         if build:
             for src in self._sources:
                 self.steps.append(self._step(src, self.device.kernel(src[1])))
@@ -153,6 +161,16 @@ class Compiled:
 
     # ---- facts ----
     @property
+    def plans(self) -> dict[str, Plan]:
+        """Each comprehension's plan on this device, by name."""
+        options = {"registers": True} if self.device.printer == "c" else {}
+        options["workgroups"] = self.workgroups
+        return {
+            c.name: plan(eliminate_pinned(c), **options) if self.scheduled else Plan()
+            for c in self.graph.comprehensions
+        }
+
+    @property
     def bytes_written(self) -> int:
         """Bytes the kernels write per call (every comprehension's buffer)."""
         return sum(a.nbytes for a in self.allocations if a.role == "buffer")
@@ -170,8 +188,8 @@ class Compiled:
     # ---- running ----
     def write(self, inputs: Mapping[str, Any]) -> str:
         """Copy ``inputs`` into their device buffers; returns the output kind they ask for
-        ("numpy", "array" or "list")."""
-        kind = "list"
+        ("numpy", "array" or "list"; with no inputs, the kind the last ones asked for)."""
+        kind = "list" if inputs else self._kind
         for name, value in inputs.items():
             if name not in self.graph.inputs:
                 known = ", ".join(self.graph.inputs)
@@ -202,6 +220,7 @@ class Compiled:
         missing = [n for n in self.graph.inputs if n not in self._written]
         if missing:
             raise TensorIRError(f"no value given for the inputs {missing}")
+        self._kind = kind
         return kind
 
     def dispatch(self) -> None:

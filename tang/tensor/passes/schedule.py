@@ -19,6 +19,16 @@ Three plans, each chosen by a generic test of the body's dependence structure (n
   per output element: each invocation folds a strided share of the reduction, then the
   partial states are combined pairwise in workgroup memory (a combine tree, log2 steps).
   The monoid's combine is associative, so any state tuple can be split this way.
+- ``blocked`` (compiled loop nests: C): register blocking. The same structure as ``tiled``
+  (a one-variable reduction, reads of rows along ``a`` and of columns along ``b``), cut into
+  blocks of ``block = (R, V)`` outputs per iteration: the state is an R×V private array the
+  compiler keeps in vector registers, each step loads R row values and V column values,
+  and the column reads are first copied into a contiguous panel (reduction × V) reused by
+  every row block. Outer iterations run in parallel.
+- ``lanes`` (compiled loop nests: C): a split reduction. A long one-variable reduction
+  folds into ``lanes`` interleaved partial states (step ``k`` into lane ``k mod lanes``),
+  which the compiler vectorises; the lanes combine at the end. Any monoid's combine is
+  associative, so this changes only the rounding order.
 """
 
 from __future__ import annotations
@@ -47,6 +57,12 @@ TILE = 16
 # invocations of a combine-tree workgroup, and the least reduction length per output for it
 TREE_WIDTH = 256
 TREE_MIN_REDUCTION = 4096
+# a register block: rows × columns of outputs per iteration (compiled C); the shortest
+# column axis and reduction it is chosen for
+BLOCK = (6, 32)
+# the partial states of a split reduction, and the least reduction length for one
+LANES = 16
+LANES_MIN_REDUCTION = 64
 
 
 @dataclass(frozen=True)
@@ -55,7 +71,8 @@ class Plan:
     ``vector``: the output axes one invocation covers (vector plans); ``varying``: the state
     components that vary along them; ``a``/``b``/``tile``: the tiled output axes and the tile
     side; ``rows``/``cols``: the reads staged as row tiles (vary along ``a``, not ``b``) and
-    column tiles (along ``b``, not ``a``); ``width``: a combine tree's invocations."""
+    column tiles (along ``b``, not ``a``); ``width``: a combine tree's invocations; ``block``:
+    a register block's rows and columns; ``lanes``: a split reduction's partial states."""
 
     kind: str = "per_element"
     vector: tuple[str, ...] = ()
@@ -66,6 +83,8 @@ class Plan:
     rows: tuple[str, ...] = ()
     cols: tuple[str, ...] = ()
     width: int = 1
+    block: tuple[int, int] = (1, 1)
+    lanes: int = 1
 
     def __str__(self) -> str:
         if self.kind == "vector":
@@ -78,6 +97,14 @@ class Plan:
             )
         if self.kind == "tree":
             return f"combine tree of {self.width}"
+        if self.kind == "blocked":
+            r, v = self.block
+            return (
+                f"blocked {r}x{v} over {self.a}, {self.b} "
+                f"(rows {', '.join(self.rows)}; columns {', '.join(self.cols)} staged)"
+            )
+        if self.kind == "lanes":
+            return f"split reduction over {self.lanes} lanes"
         return "per element"
 
 
@@ -141,15 +168,19 @@ def _read_axes(comp: Comprehension, read: Load) -> set[str]:
     return {n for n, s in zip(comp.names, read.view.strides) if s}
 
 
-def _tiled_plan(comp: Comprehension, tile: int) -> Plan | None:
-    if len(comp.reduce) != 1 or len(comp.index) < 2 or comp.reduce[0][1] < tile:
+def _rows_and_columns(comp: Comprehension, least: int) -> tuple[str, str, tuple, tuple] | None:
+    """Output axes ``a``, ``b`` (each at least ``least`` long) of a one-variable reduction
+    over plain loads, with the reads that vary along ``a`` and the reduction but not ``b``
+    (rows) and those along ``b`` and the reduction but not ``a`` (columns): a product's
+    shape, found from strides alone."""
+    if len(comp.reduce) != 1 or len(comp.index) < 2:
         return None
     if not all(isinstance(r, Load) for r in comp.reads.values()):
         return None
     used = {n.name for n in topo_order(list(comp.body)) if n.op == "var"}
     reads = {k: r for k, r in comp.reads.items() if k in used}
     r = comp.reduce[0][0]
-    wide = [n for n, e in zip(comp.index, comp.shape) if e >= tile]
+    wide = [n for n, e in zip(comp.index, comp.shape) if e >= least]
     for b in reversed(wide):
         for a in reversed(wide):
             if a == b:
@@ -158,8 +189,45 @@ def _tiled_plan(comp: Comprehension, tile: int) -> Plan | None:
             rows = tuple(k for k, ax in axes.items() if {a, r} <= ax and b not in ax)
             cols = tuple(k for k, ax in axes.items() if {b, r} <= ax and a not in ax)
             if rows and cols:
-                return Plan("tiled", a=a, b=b, tile=tile, rows=rows, cols=cols)
+                return a, b, rows, cols
     return None
+
+
+def _tiled_plan(comp: Comprehension, tile: int) -> Plan | None:
+    if not comp.reduce or comp.reduce[0][1] < tile:
+        return None
+    found = _rows_and_columns(comp, tile)
+    if found is None:
+        return None
+    a, b, rows, cols = found
+    return Plan("tiled", a=a, b=b, tile=tile, rows=rows, cols=cols)
+
+
+def _blocked_plan(comp: Comprehension, block: tuple[int, int]) -> Plan | None:
+    """A register block where every read the body uses is a row, a column, or varies
+    along neither blocked axis (read once per step), and no guard stops the loop early."""
+    rows_per, cols_per = block
+    if not comp.reduce or comp.reduce[0][1] < 2 or loop_stop(comp) is not None:
+        return None
+    found = _rows_and_columns(comp, 2)
+    if found is None:
+        return None
+    a, b, rows, cols = found
+    extent = dict(zip(comp.index, comp.shape))
+    if extent[b] < cols_per // 2 or extent[a] < 2:
+        return None
+    used = {n.name for n in topo_order(list(comp.body)) if n.op == "var"}
+    others = [rd for k, rd in comp.reads.items() if k in used and k not in rows + cols]
+    if any(_read_axes(comp, rd) & {a, b} for rd in others):  # type: ignore[arg-type]
+        return None
+    rows_per = min(rows_per, extent[a])
+    return Plan("blocked", a=a, b=b, rows=rows, cols=cols, block=(rows_per, cols_per))
+
+
+def _lanes_plan(comp: Comprehension, lanes: int, least: int) -> Plan | None:
+    if len(comp.reduce) != 1 or comp.reduce[0][1] < least or loop_stop(comp) is not None:
+        return None
+    return Plan("lanes", lanes=lanes)
 
 
 def _tree_plan(comp: Comprehension, width: int, least: int) -> Plan | None:
@@ -301,14 +369,21 @@ def plan(
     comp: Comprehension,
     *,
     workgroups: bool = False,
+    registers: bool = False,
     tile: int = TILE,
     tree_width: int = TREE_WIDTH,
     tree_min: int = TREE_MIN_REDUCTION,
+    block: tuple[int, int] = BLOCK,
+    lanes: int = LANES,
+    lanes_min: int = LANES_MIN_REDUCTION,
 ) -> Plan:
     """The plan for ``comp``; ``workgroups`` allows the plans that need workgroup memory
-    and barriers (WGSL kernels). A vector plan is preferred: it removes work, tiles only
+    and barriers (WGSL kernels), ``registers`` the register-blocked and split-lane plans
+    of compiled loop nests (C). A vector plan is preferred: it removes work, tiles only
     move it."""
     found = _vector_plan(comp)
+    if found is None and registers:
+        found = _blocked_plan(comp, block) or _lanes_plan(comp, lanes, lanes_min)
     if found is None and workgroups:
         found = _tiled_plan(comp, tile) or _tree_plan(comp, tree_width, tree_min)
     return found or Plan()
@@ -320,6 +395,8 @@ def plans(graph: TensorGraph, *, workgroups: bool = False, **options: int) -> di
 
 
 __all__ = [
+    "BLOCK",
+    "LANES",
     "MAX_VECTOR",
     "TILE",
     "TREE_WIDTH",

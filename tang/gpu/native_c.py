@@ -1,0 +1,187 @@
+"""The compiled C device: tang's C kernels built by the system compiler (``cc -O3
+-march=native``, OpenMP over the outer loops where the compiler has it), loaded with
+``ctypes``, over buffers in this process's memory. A tensor graph is one C function, so a
+step is one call; a compiled library is cached on disk by a hash of its source and the
+compiler's command line, so a kernel is built once per machine.
+
+    dev = tang.gpu.device("c")
+    fn = tang.tensor.compile(graph, dev)      # one shared library for the whole graph
+
+A missing compiler is a ``NoDeviceError`` when the device is opened; a kernel the compiler
+rejects is a ``ShaderError`` quoting its first error.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .base import Buffer, Kernel
+from .cpu import CPUDevice
+from .errors import DataError, NoDeviceError, ShaderError
+
+COMPILERS = ("cc", "gcc", "clang")
+FLAGS = ("-O3", "-march=native", "-shared", "-fPIC")
+OPENMP = "-fopenmp"
+# the longest a build may take before it is an error, in seconds
+BUILD_SECONDS = 300
+
+
+@dataclass(frozen=True)
+class CKernel:
+    """C source defining ``entry``, called with each binding in order: a buffer as a
+    pointer to its first element, a number as ``size_t``."""
+
+    source: str
+    entry: str = "run"
+
+
+def cache_dir() -> Path:
+    """Where compiled kernels are kept: ``$TANG_CACHE/c``, else the user's cache folder."""
+    root = os.environ.get("TANG_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "tang"
+    )
+    return Path(root) / "c"
+
+
+def find_compiler() -> str | None:
+    """The C compiler to use: ``$CC`` if set, else the first of cc, gcc, clang on PATH."""
+    names = [os.environ["CC"]] if os.environ.get("CC") else list(COMPILERS)
+    for name in names:
+        found = shutil.which(name)
+        if found:
+            return found
+    return None
+
+
+def _run(command: list[str], cwd: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        command, cwd=cwd, capture_output=True, text=True, timeout=BUILD_SECONDS, check=False
+    )
+
+
+def _version(compiler: str) -> str:
+    with tempfile.TemporaryDirectory() as tmp:
+        out = _run([compiler, "--version"], tmp)
+    return (out.stdout or out.stderr).splitlines()[0].strip() if out.returncode == 0 else ""
+
+
+def _has_openmp(compiler: str) -> bool:
+    """Whether ``compiler`` builds and links a shared library with OpenMP."""
+    with tempfile.TemporaryDirectory() as tmp:
+        Path(tmp, "probe.c").write_text(
+            "#include <omp.h>\nint probe(void) { return omp_get_max_threads(); }\n"
+        )
+        out = _run([compiler, *FLAGS, OPENMP, "probe.c", "-o", "probe.so"], tmp)
+        return out.returncode == 0
+
+
+def _first_error(stderr: str) -> tuple[str, int, int]:
+    """The compiler's first error line as (message, line, column)."""
+    for line in stderr.splitlines():
+        if "error" in line:
+            parts = line.split(":", 3)
+            if len(parts) == 4 and parts[1].isdigit() and parts[2].isdigit():
+                return parts[3].strip(), int(parts[1]), int(parts[2])
+            return line.strip(), 0, 0
+    return (stderr.strip().splitlines() or ["the compiler failed"])[-1], 0, 0
+
+
+class CDevice(CPUDevice):
+    """Kernels are C functions compiled to shared libraries and called through ctypes;
+    buffers are ``array.array`` memory (4-byte elements, as on every tang device)."""
+
+    kind = "c"
+    printer = "c"  # graph kernels run here as tang's C loop nests (f32)
+
+    def __init__(self, compiler: str, version: str, openmp: bool) -> None:
+        super().__init__()
+        self.compiler, self.openmp = compiler, openmp
+        self.flags = (*FLAGS, OPENMP) if openmp else FLAGS
+        threads = f"OpenMP, {os.cpu_count()} cores" if openmp else "one thread: no OpenMP"
+        self.name = f"{version or Path(compiler).name} {' '.join(FLAGS[:2])} ({threads})"
+        self._identity = f"{compiler}\0{version}\0{' '.join(self.flags)}"
+        self.builds = 0  # libraries compiled in this process (not found in the cache)
+
+    @classmethod
+    def open(cls) -> CDevice:
+        """The device, or NoDeviceError when no C compiler is installed."""
+        compiler = find_compiler()
+        if compiler is None:
+            raise NoDeviceError("compiled C", "no C compiler on PATH (cc, gcc or clang; or set CC)")
+        return cls(compiler, _version(compiler), _has_openmp(compiler))
+
+    # ---- kernels ----
+    def _prepare_kernel(self, source: Any, entry: str | None) -> tuple[str, None, Any]:
+        self._check_alive()
+        if isinstance(source, str):
+            source = CKernel(source, entry or "run")
+        elif getattr(source, "backend", None) == "c":  # a kernel printed by tang.lower
+            source = CKernel(source.source, source.name)
+        if not isinstance(source, CKernel):
+            raise ShaderError(f"the C device compiles C source, not {type(source).__name__}")
+        if not source.entry.isidentifier():
+            raise ShaderError(f"{source.entry!r} cannot name a C function")
+        key = hashlib.sha256(f"{self._identity}\0{source.source}".encode()).hexdigest()
+        return key, None, source
+
+    def kernel(self, source: Any, entry: str | None = None) -> Kernel:
+        """Compile C ``source`` (text, a ``CKernel`` or a kernel printed by tang.lower) once
+        per machine; returns the Kernel."""
+        key, _, c = self._prepare_kernel(source, entry)
+        cached = self._kernels.get(key)
+        if cached is None:
+            library = ctypes.CDLL(str(self._build(key, c.source)))
+            try:
+                fn = getattr(library, c.entry)
+            except AttributeError:
+                raise ShaderError(f"the C source defines no function {c.entry!r}") from None
+            fn.restype = None
+            cached = self._kernels[key] = Kernel(self, None, fn, key)
+            self.compiles += 1
+        return cached
+
+    def _build(self, key: str, source: str) -> Path:
+        """The shared library of ``source``: from the cache, else compiled into it."""
+        folder = cache_dir()
+        library = folder / f"{key[:32]}.so"
+        if library.exists():
+            return library
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=folder) as tmp:
+            Path(tmp, "kernel.c").write_text(source)
+            command = [self.compiler, *self.flags, "kernel.c", "-o", "kernel.so", "-lm"]
+            try:
+                out = _run(command, tmp)
+            except subprocess.TimeoutExpired:
+                raise ShaderError(f"the C compiler took over {BUILD_SECONDS} s") from None
+            if out.returncode != 0:
+                message, line, column = _first_error(out.stderr)
+                raise ShaderError(
+                    f"the C compiler rejected the kernel: {message}", out.stderr, line, column
+                )
+            os.replace(Path(tmp, "kernel.so"), library)  # atomic: a reader sees all or none
+        self.builds += 1
+        return library
+
+    # ---- dispatch ----
+    def _dispatch(self, kernel: Kernel, bound: list, n: int, groups: tuple[int, int]) -> None:
+        args = []
+        for _, value in bound:
+            if isinstance(value, Buffer):
+                args.append(ctypes.c_void_p(value.handle.buffer_info()[0]))
+            elif isinstance(value, int) and value >= 0:
+                args.append(ctypes.c_size_t(value))
+            else:
+                raise DataError(f"a C kernel takes buffers and counts, not {value!r}")
+        kernel.handle(*args)
+
+
+__all__ = ["CDevice", "CKernel", "cache_dir", "find_compiler"]
