@@ -1,4 +1,4 @@
-"""``python -m tang run EXPR --grad --points N [--device native|cpu]``."""
+"""``python -m tang run EXPR --grad --points N [--device native|c|cpu]``."""
 
 from __future__ import annotations
 

@@ -2,9 +2,10 @@
 
 The outputs are printed once as tang's element-wise kernel in the device's language
 (``Device.printer``: WGSL for a GPU, f32 C for the compiled C device, Python for the CPU
-device; a GPU kernel carries its bindings). Its layout is one packed input buffer ``src[k*n + i]`` (input ``k``, item
-``i``), one output buffer ``dst[j*n + i]`` and a uniform item count. Columns go up as one
-upload and come back as one read. The compile pipeline (``tang.compile``) makes the plans
+device; a GPU kernel carries its bindings). Its layout is one packed input buffer
+``src[k*n + i]`` (input ``k``, item ``i``), one output buffer ``dst[j*n + i]`` and a
+uniform item count. Columns go up as one upload and come back as one read. The compile
+pipeline (``tang.compile``) makes the plans
 of text and gradients. Inputs are f32 on every device (the CPU device
 stores f32 too and computes in f64 in between), so the devices agree to f32 rounding.
 """

@@ -1,4 +1,4 @@
-"""``tang run EXPR [--grad] [--points N] [--device auto|native|cpu]``: evaluate an expression
+"""``tang run EXPR [--grad] [--points N] [--device auto|native|c|cpu]``: evaluate an expression
 (and its gradient) over N points on a device; print the device, timings and a checksum.
 
 The points are ``tang.gpu.batch.sample_points`` (deterministic, the same in the page), so

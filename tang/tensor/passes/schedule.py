@@ -61,7 +61,7 @@ TREE_MIN_REDUCTION = 4096
 # column axis and reduction it is chosen for
 BLOCK = (6, 32)
 # the partial states of a split reduction, and the least reduction length for one
-LANES = 16
+LANES = 32
 LANES_MIN_REDUCTION = 64
 
 
