@@ -343,7 +343,8 @@ class Printer:
     shared: str | None  # workgroup memory: {type}, {name}, {size} (None: no workgroups)
     barrier: str | None  # every invocation of the workgroup waits here (None: no workgroups)
     # compiled loop nests only (C): the next loop's iterations run on every core ({depth}:
-    # how many perfectly nested loops share them), and a heap array ({type}, {name},
+    # how many perfectly nested loops share them; {balance}: "static" for equal halves,
+    # "dynamic" for iterations of unequal work), and a heap array ({type}, {name},
     # {size}) freed by ``scratch_end`` ({name}); None where the language has neither
     parallel: str | None = None
     scratch: str | None = None

@@ -37,7 +37,7 @@ class C(Printer):
     block, block_end = "{", "}"
     when, when_end = "if ({cond}) {{", "}"
     shared = barrier = None  # no workgroups
-    parallel = "#pragma omp parallel for collapse({depth}) schedule(static)"
+    parallel = "#pragma omp parallel for collapse({depth}) schedule({balance})"
     scratch = "{type} *{name} = ({type} *)malloc(sizeof({type}) * {size});"
     scratch_end = "free({name});"
     nest_header = ("#include <math.h>", "#include <stdlib.h>", "")

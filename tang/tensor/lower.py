@@ -57,6 +57,7 @@ class _Writer:
         self.depth = 1
         self._scopes = itertools.count()
         self._loops: list[list] = []  # open loops: [var, extent, first line, has a loop]
+        self.inline_lanes = 1  # split an inline producer's reduction over this many lanes
 
     def emit(self, line: str) -> None:
         self.lines.append(self.printer.indent * self.depth + line)
@@ -218,7 +219,8 @@ class _Scope:
                 )
                 w.open(w.printer.block)
             staged = self.inline_staged.get(name)
-            value = _value(w, read.comp, inner, self.buffers, self.shapes, staged)
+            lanes = w.inline_lanes if _splits(read.comp, w.inline_lanes) else 1
+            value = _value(w, read.comp, inner, self.buffers, self.shapes, staged, lanes)
             w.emit(w.printer.assign.format(name=self.reads[name], expr=value))
             if w.printer.block:
                 w.close(w.printer.block_end)
@@ -262,6 +264,16 @@ def _value(
         return state[0]
     sc.load([comp.epilogue])
     return w.expressions([comp.epilogue], names | dict(zip(monoid.state, state)), f"{p}e")[0]
+
+
+def _splits(comp: Comprehension, lanes: int) -> bool:
+    """Whether a one-variable reduction is long enough to split over ``lanes`` lanes."""
+    return (
+        lanes > 1
+        and len(comp.reduce) == 1
+        and comp.reduce[0][1] >= 2 * lanes
+        and loop_stop(comp) is None
+    )
 
 
 def _initial_array(w: _Writer, name: str, size: int, value: float, lane: str) -> None:
@@ -327,10 +339,12 @@ def _blocked(
     shapes: dict,
     out: str,
 ) -> None:
-    """Emit a register-blocked plan: one iteration per (batch index, block of ``V`` columns)
-    copies the column reads into a contiguous panel (reduction × V), then for each block of
-    ``R`` rows folds R×V states kept in a private array (the compiler holds it in vector
-    registers): each reduction step loads R row values and reads V panel values. Edge
+    """Emit a register-blocked plan. The body splits into its row operand (the largest
+    parts that do not vary along ``b``) and its column operand (the largest parts of the
+    rest that do not vary along ``a``). One iteration per (batch index, block of ``V``
+    columns) computes the column operand into a contiguous panel (reduction × V); then
+    for each block of ``R`` rows, every reduction step computes R row values and folds
+    R×V states kept in a private array (the compiler holds it in vector registers). Edge
     blocks clamp their positions and store only what is inside the output."""
     st = w.printer
     assert plan.a and plan.b and st.scratch and st.block
@@ -342,69 +356,91 @@ def _blocked(
     ((r, steps),) = comp.reduce
     rows_per, cols_per = plan.block
     a, b = plan.a, plan.b
+
+    def along(axis: str, extra: frozenset = frozenset()) -> Callable[[Node], bool]:
+        def varies(n: Node) -> bool:
+            return n.op == "var" and (
+                n.name == axis
+                or n.name in extra
+                or (n.name in plan.rows + plan.cols and comp.depends_on(n, [axis]))
+            )
+
+        return varies
+
+    body, row_parts = _hoist(list(comp.body), along(b), f"{p}h")
+    row_names = frozenset(name for name, _ in row_parts)
+    body, col_parts = _hoist(body, along(a, row_names), f"{p}g")
+    leaves = {n.name for n in topo_order(body) if n.op == "var"}
+    row_parts += [(name, var(name)) for name in plan.rows if name in leaves]
+    col_parts += [(name, var(name)) for name in plan.cols if name in leaves]
+
     row_blocks, col_blocks = -(-extent[a] // rows_per), -(-extent[b] // cols_per)
     batch = [(n, e) for n, e in zip(comp.index, comp.shape) if n not in (a, b)]
     outer = [*batch, (f"{p}cb", col_blocks)]
     flat, first_row, first_col = f"{p}o", f"{p}fr", f"{p}fc"
     if st.parallel and math.prod(e for _, e in outer) > 1 and _worth_threads(comp):
-        w.emit(st.parallel.format(depth=1))
+        w.emit(st.parallel.format(depth=1, balance="static"))
     w.loop(flat, math.prod(e for _, e in outer))
     w.open(st.block)
     for (n, e), stride in zip(outer, row_major([e for _, e in outer])):
-        name = local.get(n, n)
-        w.emit(
-            st.declare_index.format(
-                name=name, expr=st.unravel.format(flat=flat, stride=stride, extent=e)
-            )
-        )
+        unravel = st.unravel.format(flat=flat, stride=stride, extent=e)
+        w.emit(st.declare_index.format(name=local.get(n, n), expr=unravel))
     w.emit(st.declare_index.format(name=first_col, expr=f"{p}cb * {cols_per}"))
-    panels = {name: f"{p}c{k}" for k, name in enumerate(plan.cols)}
-    for name in panels.values():
-        w.emit(st.scratch.format(type=w.type, name=name, size=steps * cols_per))
-    step, column = f"{p}sk", f"{p}sv"
-    w.loop(step, steps)
+    # the column operand, once per column block: panel[step * V + column]
+    panels = {name: f"{p}c{k}" for k, (name, _) in enumerate(col_parts)}
+    for panel in panels.values():
+        w.emit(st.scratch.format(type=w.type, name=panel, size=steps * cols_per))
+    column = f"{p}sv"
+    w.loop(local[r], steps)
     w.loop(column, cols_per)
-    clamped_col = st.minimum.format(a=f"{first_col} + {column}", b=extent[b] - 1)
-    w.emit(st.declare_index.format(name=f"{p}sb", expr=clamped_col))
-    for name, panel in panels.items():
-        at = _load_at(sc, comp.reads[name], {**local, b: f"{p}sb", r: step})
-        cell = st.element.format(name=panel, i=f"{step} * {cols_per} + {column}")
-        w.emit(st.assign.format(name=cell, expr=at))
+    w.open(st.block)
+    clamped = st.minimum.format(a=f"{first_col} + {column}", b=extent[b] - 1)
+    w.emit(st.declare_index.format(name=local[b], expr=clamped))
+    nodes = [node for _, node in col_parts]
+    sc.load(nodes)
+    for (name, _), text in zip(col_parts, w.expressions(nodes, sc.names, f"{p}p") if nodes else []):
+        cell = st.element.format(name=panels[name], i=f"{local[r]} * {cols_per} + {column}")
+        w.emit(st.assign.format(name=cell, expr=text))
+    w.close(st.block_end)
     w.end_loop()
     w.end_loop()
+    # the row blocks
     w.loop(f"{p}rb", row_blocks)
     w.emit(st.declare_index.format(name=first_row, expr=f"{p}rb * {rows_per}"))
     state = [f"{p}s{k}" for k in range(monoid.arity)]
     for name, v in zip(state, monoid.identity):
         _initial_array(w, name, rows_per * cols_per, v, f"{p}z")
     row, col = f"{p}rr", f"{p}vv"
-    body_uses = {n.name for n in topo_order(list(comp.body)) if n.op == "var"}
     w.loop(local[r], steps)
-    row_values = {name: f"{p}w{k}" for k, name in enumerate(plan.rows)}
-    for array_name in row_values.values():
+    row_arrays = {name: f"{p}w{k}" for k, (name, _) in enumerate(row_parts)}
+    for array_name in row_arrays.values():
         w.emit(st.array.format(type=w.type, name=array_name, size=rows_per, value=w.literal(0)))
-    if row_values:
+    if row_parts:
         w.loop(row, rows_per)
-        clamped_row = st.minimum.format(a=f"{first_row} + {row}", b=extent[a] - 1)
-        w.emit(st.declare_index.format(name=f"{p}ra", expr=clamped_row))
-        for name, array_name in row_values.items():
-            at = _load_at(sc, comp.reads[name], {**local, a: f"{p}ra"})
-            w.emit(st.assign.format(name=st.element.format(name=array_name, i=row), expr=at))
+        w.open(st.block)
+        clamped = st.minimum.format(a=f"{first_row} + {row}", b=extent[a] - 1)
+        w.emit(st.declare_index.format(name=local[a], expr=clamped))
+        nodes = [node for _, node in row_parts]
+        sc.load(nodes)
+        for (name, _), text in zip(row_parts, w.expressions(nodes, sc.names, f"{p}q")):
+            cell = st.element.format(name=row_arrays[name], i=row)
+            w.emit(st.assign.format(name=cell, expr=text))
+        w.close(st.block_end)
         w.end_loop()
-    staged = set(row_values) | set(panels)
-    sc.load(comp.body, lambda name: name not in staged)  # reads along neither axis
+    staged = set(row_arrays) | set(panels)
+    sc.load(body, lambda name: name not in staged)  # reads along neither axis
     w.loop(row, rows_per)
     w.loop(col, cols_per)
     for axis, first, lane in ((a, first_row, row), (b, first_col, col)):
-        if axis in body_uses:
+        if axis in leaves:
             clamped = st.minimum.format(a=f"{first} + {lane}", b=extent[axis] - 1)
             w.emit(st.declare_index.format(name=local[axis], expr=clamped))
     names = dict(sc.names)
-    for name, array_name in row_values.items():
+    for name, array_name in row_arrays.items():
         names[name] = st.element.format(name=array_name, i=row)
     for name, panel in panels.items():
         names[name] = st.element.format(name=panel, i=f"{local[r]} * {cols_per} + {col}")
-    element = _elements(w, comp, comp.body, names, p)
+    element = _elements(w, comp, body, names, p)
     cell = f"{row} * {cols_per} + {col}"
     cells = [st.element.format(name=s, i=cell) for s in state]
     _fold(w, monoid, range(monoid.arity), dict(zip(monoid.state, cells)), element, cells, p)
@@ -428,8 +464,8 @@ def _blocked(
     w.end_loop()
     w.end_loop()
     w.end_loop()
-    for name in panels.values():
-        w.emit(st.scratch_end.format(name=name))
+    for panel in panels.values():
+        w.emit(st.scratch_end.format(name=panel))
     w.close(st.block_end)
     w.end_loop()
 
@@ -446,6 +482,8 @@ def _load_at(sc: _Scope, read: Any, local: Mapping[str, str]) -> str:
     return w.printer.element.format(name=sc.buffers[read.source], i=at)
 
 
+# the lanes of an inline producer's reduction (a dot product inside a loop) in compiled nests
+INLINE_LANES = 8
 # the least work (outputs × reduction steps) worth handing to threads
 PARALLEL_WORK = 1 << 15
 
@@ -811,6 +849,8 @@ def lower_graph(
         w.printer.nest_function.format(name=name, params=", ".join(params)),
     ]
     plan_options.setdefault("registers", w.printer.scratch is not None)
+    if plan_options["registers"]:
+        w.inline_lanes = INLINE_LANES
     for comp in graph.comprehensions:
         if scheduled:
             comp = eliminate_pinned(comp)
@@ -823,7 +863,10 @@ def lower_graph(
         if plan.kind == "blocked":
             loops = {}
         if loops and w.printer.parallel and _worth_threads(comp):
-            w.emit(w.printer.parallel.format(depth=len(loops)))
+            # a loop that stops early (causal) gives later rows more work: hand rows out
+            # as threads come free instead of in equal halves
+            balance = "dynamic" if loop_stop(comp) is not None else "static"
+            w.emit(w.printer.parallel.format(depth=len(loops), balance=balance))
         for n, e in zip(comp.index, comp.shape):
             if n in loops:
                 w.loop(loops[n], e)

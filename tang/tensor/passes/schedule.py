@@ -20,11 +20,13 @@ Three plans, each chosen by a generic test of the body's dependence structure (n
   partial states are combined pairwise in workgroup memory (a combine tree, log2 steps).
   The monoid's combine is associative, so any state tuple can be split this way.
 - ``blocked`` (compiled loop nests: C): register blocking. The same structure as ``tiled``
-  (a one-variable reduction, reads of rows along ``a`` and of columns along ``b``), cut into
-  blocks of ``block = (R, V)`` outputs per iteration: the state is an R×V private array the
-  compiler keeps in vector registers, each step loads R row values and V column values,
-  and the column reads are first copied into a contiguous panel (reduction × V) reused by
-  every row block. Outer iterations run in parallel.
+  (a one-variable reduction, reads along ``a`` and reads along ``b``, none along both), cut
+  into blocks of ``block = (R, V)`` outputs per iteration: the state is an R×V private
+  array the compiler keeps in vector registers. The body splits into what does not vary
+  along ``b`` (the row operand, computed R times per step) and what does not vary along
+  ``a`` (the column operand, computed once into a contiguous panel, reduction × V, reused
+  by every row block), so an element-wise prologue fused into a product is computed once
+  per operand element, not once per output. Outer iterations run in parallel.
 - ``lanes`` (compiled loop nests: C): a split reduction. A long one-variable reduction
   folds into ``lanes`` interleaved partial states (step ``k`` into lane ``k mod lanes``),
   which the compiler vectorises; the lanes combine at the end. Any monoid's combine is
@@ -204,24 +206,30 @@ def _tiled_plan(comp: Comprehension, tile: int) -> Plan | None:
 
 
 def _blocked_plan(comp: Comprehension, block: tuple[int, int]) -> Plan | None:
-    """A register block where every read the body uses is a row, a column, or varies
-    along neither blocked axis (read once per step), and no guard stops the loop early."""
+    """A register block: a one-variable reduction over plain loads, each varying along at
+    most one of two output axes ``a`` and ``b``, some along ``a`` (rows) and some along
+    ``b`` (columns): a product's shape, its operands possibly computed from several reads.
+    Not where a guard stops the loop early (its rows would do unequal work)."""
     rows_per, cols_per = block
-    if not comp.reduce or comp.reduce[0][1] < 2 or loop_stop(comp) is not None:
+    if len(comp.reduce) != 1 or comp.reduce[0][1] < 2 or len(comp.index) < 2:
         return None
-    found = _rows_and_columns(comp, 2)
-    if found is None:
-        return None
-    a, b, rows, cols = found
-    extent = dict(zip(comp.index, comp.shape))
-    if extent[b] < cols_per // 2 or extent[a] < 2:
+    if loop_stop(comp) is not None or not all(isinstance(r, Load) for r in comp.reads.values()):
         return None
     used = {n.name for n in topo_order(list(comp.body)) if n.op == "var"}
-    others = [rd for k, rd in comp.reads.items() if k in used and k not in rows + cols]
-    if any(_read_axes(comp, rd) & {a, b} for rd in others):  # type: ignore[arg-type]
-        return None
-    rows_per = min(rows_per, extent[a])
-    return Plan("blocked", a=a, b=b, rows=rows, cols=cols, block=(rows_per, cols_per))
+    axes = {k: _read_axes(comp, rd) for k, rd in comp.reads.items() if k in used}  # type: ignore[arg-type]
+    extent = dict(zip(comp.index, comp.shape))
+    for b in reversed(comp.index):
+        if extent[b] < cols_per // 2:
+            continue
+        for a in reversed(comp.index):
+            if a == b or extent[a] < 2 or any({a, b} <= ax for ax in axes.values()):
+                continue
+            rows = tuple(k for k, ax in axes.items() if a in ax)
+            cols = tuple(k for k, ax in axes.items() if b in ax)
+            if rows and cols:
+                size = (min(rows_per, extent[a]), cols_per)
+                return Plan("blocked", a=a, b=b, rows=rows, cols=cols, block=size)
+    return None
 
 
 def _lanes_plan(comp: Comprehension, lanes: int, least: int) -> Plan | None:
