@@ -53,10 +53,10 @@ def sample(graph: T.TensorGraph, seed: int = 0) -> dict[str, np.ndarray]:
     return vals
 
 
-def run_c(graph: T.TensorGraph, vals: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+def run_c(graph: T.TensorGraph, vals: dict[str, np.ndarray], **plan_options) -> dict:
     """Compile the lowered graph with a main() that reads the inputs from stdin, allocates
-    every buffer and writes the outputs."""
-    source = lower_graph(graph, "c", name="run")
+    every buffer and writes the outputs (``plan_options`` go to the schedule)."""
+    source = lower_graph(graph, "c", name="run", **plan_options)
     sizes = {n: max(1, math.prod(graph.shape(n))) for n in buffer_order(graph)}
     names = {n: f"b{k}" for k, n in enumerate(buffer_order(graph))}
     main = ["#include <stdio.h>", "int main(void) {"]
@@ -113,6 +113,34 @@ def test_lowered_c_matches_the_evaluator_under_the_sanitizers(name: str) -> None
     got = run_c(graph, vals)
     for o in graph.outputs:
         np.testing.assert_allclose(got[o], want[o], rtol=1e-12, atol=1e-13, err_msg=o)
+
+
+# register blocks and split reductions small enough for these graphs' shapes, so their edge
+# blocks (clamped loads, guarded stores) and lane tails run under the sanitizers
+SMALL_REGISTER_PLANS = {"block": (2, 4), "lanes": 4, "lanes_min": 4, "inline_lanes": 2}
+
+
+@pytest.mark.toolchain
+@pytest.mark.parametrize("name", NAMES)
+def test_register_plans_match_the_evaluator_under_the_sanitizers(name: str) -> None:
+    if not available("gcc"):
+        pytest.skip("gcc is not installed on this machine")
+    graph = graphs()[name]
+    vals = sample(graph, 2)
+    want = T.evaluate(graph, vals)
+    got = run_c(graph, vals, **SMALL_REGISTER_PLANS)
+    for o in graph.outputs:
+        np.testing.assert_allclose(got[o], want[o], rtol=1e-12, atol=1e-13, err_msg=o)
+
+
+def test_small_register_plans_cover_blocks_lanes_and_inline_lanes() -> None:
+    """The graphs above, with the small plans, exercise every register-plan path."""
+    sources = "\n".join(lower_graph(g, "c", **SMALL_REGISTER_PLANS) for g in graphs().values())
+    assert "schedule: blocked 2x4 over" in sources
+    assert "schedule: split reduction over 4 lanes" in sources
+    assert "malloc(" in sources and "free(" in sources  # the column panels
+    assert sources.count("_1l0[") >= 3  # an inline dot product folded over two lanes
+    assert "#pragma omp parallel for" not in sources  # too little work to hand to threads
 
 
 def run_wgsl(graph: T.TensorGraph, vals: dict[str, np.ndarray]):

@@ -1,5 +1,6 @@
 """Comprehension graphs run on tang.gpu devices through ``tang.tensor.compile``/``run``:
-scheduled WGSL kernels through wgpu-py on Mesa lavapipe (f32, real), and the pure-Python
+scheduled WGSL kernels through wgpu-py on Mesa lavapipe (f32, real), the whole graph as one
+C function on the compiled C device (gcc -O3 -march=native, OpenMP), and the pure-Python
 kernels of the CPU device. Every op's forward and derived backward is checked against the
 numpy float64 references; derived attention against naive attention at n = 1,024 with no
 n×n buffer among the ones the runtime created.
@@ -21,6 +22,7 @@ import test_tensor_ops as op_cases
 
 import tang.gpu as gpu
 from tang import tensor as T
+from tang.gpu.native_c import find_compiler
 from tang.tensor import TensorIRError
 from tang.tensor.kernels import lower_wgsl
 from tang.tensor.passes.schedule import eliminate_pinned, loop_stop, plan
@@ -38,11 +40,22 @@ def cpu():
     return gpu.CPUDevice()
 
 
+@pytest.fixture(scope="module")
+def compiled_c():
+    if find_compiler() is None:
+        pytest.skip("no C compiler here: the same graphs run on the CPU device")
+    return gpu.device("c", fallback=False)
+
+
 def device_of(request, kind: str):
-    return request.getfixturevalue("native" if kind == "native" else "cpu")
+    return request.getfixturevalue({"native": "native", "c": "compiled_c"}.get(kind, "cpu"))
 
 
-DEVICES = [pytest.param("native", marks=pytest.mark.toolchain), "cpu"]
+DEVICES = [
+    pytest.param("native", marks=pytest.mark.toolchain),
+    pytest.param("c", marks=pytest.mark.toolchain),
+    "cpu",
+]
 
 
 def close_in_f32(got, want, what: str = "") -> None:
@@ -100,6 +113,15 @@ def test_the_schedule_picks_plans_from_the_form_alone() -> None:
     tree = plan(T.graph(y=T.sum(z, 1)).comprehensions[0], workgroups=True)
     assert (tree.kind, tree.width) == ("tree", 256)
     assert plan(T.graph(y=T.exp(x)).comprehensions[0], workgroups=True).kind == "per_element"
+    # compiled loop nests: register blocks for a product's shape, lanes for a long reduction
+    blocked = plan(T.graph(y=x @ w).comprehensions[0], registers=True)
+    assert (blocked.kind, blocked.a, blocked.b, blocked.block) == ("blocked", "i0", "i1", (6, 32))
+    prologue = T.fuse(T.graph(y=T.tanh(x * 2.0 + 1.0) @ w)).comprehensions[0]
+    assert plan(prologue, registers=True).kind == "blocked"  # operands computed, not loaded
+    lanes = plan(T.graph(y=T.sum(z, 1)).comprehensions[0], registers=True)
+    assert (lanes.kind, lanes.lanes) == ("lanes", 32)
+    # a causal key loop stops early: no register block and no lanes, the vector plan stays
+    assert plan(online.comprehensions[0], registers=True).kind == "vector"
 
 
 def test_workgroup_kernels_spell_shared_memory_and_barriers_from_the_table() -> None:
@@ -221,6 +243,46 @@ def test_derived_grouped_query_attention_on_wgpu(native):
 
 def test_derived_attention_on_the_cpu_device(cpu):
     check_derived_attention(cpu, 24, 4, 2, 1)
+
+
+@pytest.mark.toolchain
+def test_derived_grouped_query_attention_on_the_c_device(compiled_c):
+    check_derived_attention(compiled_c, 300, 16, 4, 2)
+
+
+def block_graph(t_len: int = 12, dm: int = 16, heads: int = 4, kv: int = 2, dh: int = 4):
+    """RMSNorm → grouped-query attention with RoPE → residual → RMSNorm → SwiGLU → residual."""
+    x, n1, n2 = T.input("x", (t_len, dm)), T.input("n1", (dm,)), T.input("n2", (dm,))
+    wq, wk = T.input("wq", (dm, heads * dh)), T.input("wk", (dm, kv * dh))
+    wv, wo = T.input("wv", (dm, kv * dh)), T.input("wo", (heads * dh, dm))
+    wg, wu, wd = T.input("wg", (dm, 40)), T.input("wu", (dm, 40)), T.input("wd", (40, dm))
+
+    def split(t, h):
+        return t.reshape(1, t_len, h, dh).permute(0, 2, 1, 3)
+
+    a = T.rms_norm(x, n1)
+    q, k, v = T.rope(split(a @ wq, heads)), T.rope(split(a @ wk, kv)), split(a @ wv, kv)
+    att = T.attention(q, k, v, causal=True).permute(0, 2, 1, 3).reshape(t_len, heads * dh)
+    h = x + att @ wo
+    return T.graph(y=h + T.swiglu(T.rms_norm(h, n2), wg, wu, wd))
+
+
+@pytest.mark.toolchain
+def test_a_transformer_block_forward_and_backward_on_the_c_device(compiled_c):
+    """Forward and every derived gradient, fused and online, as one C function: equal to
+    the float64 evaluator to f32 rounding; register blocks and split reductions among
+    its plans."""
+    g = block_graph()
+    both = T.stabilize_softmax(T.fuse(T.grad(g, "y", list(g.inputs))))
+    rng = np.random.default_rng(11)
+    vals = {n: rng.normal(size=s) / math.sqrt(s[0]) for n, s in both.inputs.items()}
+    want = T.evaluate(both, vals)
+    fn = T.compile(both, compiled_c)
+    got = fn({n: v.astype(np.float32) for n, v in vals.items()})
+    for name in both.outputs:
+        close_in_f32(got[name], want[name], name)
+    assert len(fn.steps) == 1  # one call runs every comprehension
+    assert {"blocked", "per_element"} <= {p.kind for p in fn.plans.values()}
 
 
 # ---- the run API ---------------------------------------------------------------------------------

@@ -271,7 +271,7 @@ def _splits(comp: Comprehension, lanes: int) -> bool:
     return (
         lanes > 1
         and len(comp.reduce) == 1
-        and comp.reduce[0][1] >= 2 * lanes
+        and comp.reduce[0][1] > lanes
         and loop_stop(comp) is None
     )
 
@@ -826,9 +826,10 @@ def lower_graph(
     ``graph`` into its buffer (row-major), in ``language`` ("c" or "python"; WGSL prints
     one kernel per comprehension: ``tang.tensor.kernels.lower_wgsl``). ``scheduled``:
     follow the schedule's plans (``tang.tensor.passes.schedule``; ``plan_options`` go to
-    its ``plan``); otherwise one loop nest per output element. Where the language compiles
-    (C), register-blocked and split-lane plans are allowed and large loop nests run on
-    every core."""
+    its ``plan``, but ``inline_lanes``: the lanes of an inline producer's reduction);
+    otherwise one loop nest per output element. Where the language compiles (C),
+    register-blocked and split-lane plans are allowed and large loop nests run on every
+    core."""
     printer = BACKENDS.get(language)
     if printer is None or not all(hasattr(printer, s) for s in LOOP_NEST_FUNCTION):
         raise ValueError(
@@ -849,8 +850,9 @@ def lower_graph(
         w.printer.nest_function.format(name=name, params=", ".join(params)),
     ]
     plan_options.setdefault("registers", w.printer.scratch is not None)
+    inline_lanes = plan_options.pop("inline_lanes", INLINE_LANES)
     if plan_options["registers"]:
-        w.inline_lanes = INLINE_LANES
+        w.inline_lanes = inline_lanes
     for comp in graph.comprehensions:
         if scheduled:
             comp = eliminate_pinned(comp)

@@ -1,0 +1,81 @@
+"""The compiled C device (``tang.gpu.device("c")``): C source built by the system compiler,
+loaded with ctypes and cached on disk by a hash of source and command line; clear errors for
+a rejected kernel and a missing compiler; and the choice ``device()`` makes between it and a
+software GPU adapter."""
+
+from __future__ import annotations
+
+import pytest
+
+import tang.gpu as gpu
+from tang.gpu.native_c import CDevice, CKernel, cache_dir, find_compiler
+
+pytestmark = pytest.mark.skipif(
+    find_compiler() is None, reason="no C compiler here (the CPU device runs the same work)"
+)
+
+SCALE = """
+#include <stddef.h>
+void run(const float *restrict x, float *restrict y, size_t n) {
+    for (size_t i = 0; i < n; ++i) y[i] = 2.0f * x[i] + 1.0f;
+}
+"""
+
+
+@pytest.fixture
+def fresh_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("TANG_CACHE", str(tmp_path))
+    return tmp_path
+
+
+def test_a_kernel_runs_over_buffers_and_a_count(fresh_cache) -> None:
+    dev = CDevice.open()
+    assert dev.kind == "c" and dev.printer == "c" and "-O3 -march=native" in dev.name
+    x, y = dev.buffer([1.0, 2.0, 3.0, 4.0]), dev.empty(4)
+    dev.dispatch(dev.kernel(SCALE), [x, y, 3], 1)  # the count covers three of the four
+    assert list(dev.read(y)) == [3.0, 5.0, 7.0, 0.0]
+
+
+def test_a_library_is_built_once_per_machine(fresh_cache) -> None:
+    first = CDevice.open()
+    first.kernel(CKernel(SCALE))
+    assert first.builds == 1 and len(list((fresh_cache / "c").glob("*.so"))) == 1
+    second = CDevice.open()  # another process would see the same cache
+    second.kernel(CKernel(SCALE))
+    assert second.builds == 0 and second.compiles == 1
+    assert cache_dir() == fresh_cache / "c"
+
+
+def test_a_rejected_kernel_is_a_shader_error_with_its_position(fresh_cache) -> None:
+    dev = CDevice.open()
+    with pytest.raises(gpu.ShaderError, match="the C compiler rejected the kernel") as caught:
+        dev.kernel("void run(float *x) {\n    x[0] = undeclared;\n}\n")
+    assert caught.value.line == 2 and "undeclared" in str(caught.value)
+    with pytest.raises(gpu.ShaderError, match="defines no function 'other'"):
+        dev.kernel(CKernel(SCALE, "other"))
+    with pytest.raises(gpu.ShaderError, match="cannot name a C function"):
+        dev.kernel(CKernel(SCALE, "not a name"))
+    with pytest.raises(gpu.DataError, match="takes buffers and counts"):
+        dev.dispatch(dev.kernel(SCALE), [dev.empty(1), dev.empty(1), -1], 1)
+
+
+def test_no_compiler_is_a_clear_no_device_error(monkeypatch) -> None:
+    monkeypatch.setenv("CC", "no-such-compiler-here")
+    with pytest.raises(gpu.NoDeviceError, match="compiled C: no C compiler on PATH"):
+        gpu.device("c", fallback=False, fresh=True)
+    fallen = gpu.device("c", fresh=True)  # with fallback: the next device, saying why
+    assert fallen.kind in ("native", "cpu")
+    assert ("compiled C", "no C compiler on PATH (cc, gcc or clang; or set CC)") in fallen.skipped
+
+
+def test_a_software_adapter_gives_way_to_compiled_c() -> None:
+    dev = gpu.device(fresh=True)
+    native = gpu.device("native")
+    if native.kind != "native":
+        pytest.skip(f"no wgpu-py adapter here ({native.skipped}): nothing to give way")
+    if gpu.software(native):
+        assert dev.kind == "c"
+        assert ("wgpu-py", f"{native.name} is a software adapter") in dev.skipped
+    else:  # a real GPU stays the first choice
+        assert dev is native
+    assert gpu.device("native").kind == "native"  # lavapipe stays available by name
