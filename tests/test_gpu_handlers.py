@@ -1,5 +1,6 @@
 """The page's ``gpu.*`` worker methods, called through demos.api on the desktop (where
-"auto" is the native device): the same code the worker runs with WebGPU."""
+"auto" is a GPU adapter through wgpu-py, else compiled C before a software adapter): the
+same code the worker runs with WebGPU."""
 
 from __future__ import annotations
 
@@ -26,8 +27,8 @@ def test_info_names_the_device_and_the_skipped_backends():
     out = call("gpu.info", device="cpu")
     assert out["kind"] == "cpu" and out["report"][0].startswith("using cpu")
     auto = call("gpu.info")
-    assert auto["kind"] in ("native", "cpu")
-    if auto["kind"] == "cpu":
+    assert auto["kind"] in ("native", "c", "cpu")
+    if auto["kind"] != "native":
         assert auto["skipped"], "a CPU choice must say why the GPU was skipped"
 
 
@@ -71,4 +72,5 @@ def test_reset_releases_the_gpu_and_the_next_call_opens_a_fresh_one():
         assert released == [first["device_info"]["name"]]
     again = call("gpu.evaluate", expr="x*y", points=100, grad=False)
     assert again["device"] == first["device"] and again["checksum"] == first["checksum"]
-    assert gpu.release() == ([first["device_info"]["name"]] if first["device"] == "native" else [])
+    # the same GPU devices were opened again (a software adapter too, though C ran the work)
+    assert gpu.release() == released

@@ -37,7 +37,10 @@ class C(Printer):
     block, block_end = "{", "}"
     when, when_end = "if ({cond}) {{", "}"
     shared = barrier = None  # no workgroups
-    parallel = "#pragma omp parallel for collapse({depth}) schedule({balance})"
+    # OpenMP where the compiler has it (-fopenmp); elsewhere no unknown-pragma warning
+    parallel = (
+        "#ifdef _OPENMP\n#pragma omp parallel for collapse({depth}) schedule({balance})\n#endif"
+    )
     scratch = "{type} *{name} = ({type} *)malloc(sizeof({type}) * {size});"
     scratch_end = "free({name});"
     nest_header = ("#include <math.h>", "#include <stdlib.h>", "")
@@ -53,7 +56,9 @@ class C(Printer):
             "",
             self.layout_comment(prog),
             f"void {name}(const {ty} *restrict src, {ty} *restrict dst, size_t n) {{",
+            "#ifdef _OPENMP",
             "    #pragma omp parallel for schedule(static) if (n >= 4096)",
+            "#endif",
             "    for (size_t i = 0; i < n; ++i) {",
         ]
         return head, 2, ["    }", "}"]

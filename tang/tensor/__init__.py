@@ -11,6 +11,7 @@ fusion, gradients and the online-softmax rewrite (see docs/tensor-ir.md).
 
 from __future__ import annotations
 
+from .autotune import Tuning, tune
 from .comprehension import (
     MAX,
     MIN,
@@ -83,6 +84,7 @@ __all__ = [
     "Tensor",
     "TensorGraph",
     "TensorIRError",
+    "Tuning",
     "View",
     "add",
     "as_tensor",
@@ -131,4 +133,5 @@ __all__ = [
     "sum",
     "swiglu",
     "tanh",
+    "tune",
 ]

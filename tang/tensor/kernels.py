@@ -24,6 +24,8 @@ from ..lower.bindings import Binding, KernelInfo
 from ..lower.wgsl import SPECIAL_VALUES, declaration
 from .comprehension import Comprehension, Load, TensorGraph
 from .lower import (
+    COLUMN_BLOCK,
+    ROW_BLOCK,
     _affine,
     _elements,
     _fold,
@@ -35,6 +37,9 @@ from .lower import (
 )
 from .passes.schedule import Plan, eliminate_pinned, plan
 from .view import row_major
+
+# a register block in a kernel: rows × columns of outputs per invocation
+WGSL_BLOCK = (4, 4)
 
 
 @dataclass(frozen=True)
@@ -75,9 +80,17 @@ def _bindings(comp: Comprehension) -> tuple[tuple[str, ...], dict[str, str], tup
 
 
 def _per_invocation(w: _Writer, comp: Comprehension, p: Plan, idents: dict, shapes: dict) -> int:
-    """A per-element or vector plan: one invocation per output element outside the plan's
-    vector axes. Returns the invocation count."""
+    """A per-element, vector or register-block plan: one invocation per output element
+    outside the plan's vector axes, or per block of R×V outputs. Returns the invocation
+    count."""
     outer = [(n, e) for n, e in zip(comp.index, comp.shape) if n not in p.vector]
+    if p.kind == "blocked":
+        extent = dict(zip(comp.index, comp.shape))
+        (rows, cols), blocked = p.block, (p.a, p.b)
+        outer = [(n, e) for n, e in outer if n not in blocked] + [
+            (ROW_BLOCK, -(-extent[p.a] // rows)),
+            (COLUMN_BLOCK, -(-extent[p.b] // cols)),
+        ]
     items = max(1, math.prod(e for _, e in outer))
     w.emit(w.printer.when.format(cond=f"_flat >= {items}"))
     w.depth += 1
@@ -236,12 +249,16 @@ def wgsl_kernel(
     *,
     entry: str = "run",
     workgroups: bool = True,
+    **plan_options: Any,
 ) -> GpuKernel:
     """The WGSL kernel of one comprehension (``shapes``: every buffer's shape), following
-    ``the_plan`` (default: the schedule's; ``workgroups`` allows its tiled and tree plans)."""
+    ``the_plan`` (default: the schedule's; ``workgroups`` allows its tiled and tree plans,
+    ``plan_options`` go to ``plan``: ``registers=True`` allows register blocks of
+    ``WGSL_BLOCK`` outputs per invocation)."""
     if the_plan is None:
         comp = eliminate_pinned(comp)
-    p = plan(comp, workgroups=workgroups) if the_plan is None else the_plan
+        plan_options = {"block": WGSL_BLOCK, "lanes": 1, **plan_options}
+    p = plan(comp, workgroups=workgroups, **plan_options) if the_plan is None else the_plan
     reads, idents, bindings = _bindings(comp)
     w = _Writer("wgsl", "f32")
     shared_decls: list[str] = []

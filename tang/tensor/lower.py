@@ -71,21 +71,22 @@ class _Writer:
         if line is not None:
             self.emit(line)
 
-    def loop(self, var: str, extent: int | str) -> None:
+    def loop(self, var: str, extent: int | str, unroll: bool = False) -> None:
         """Open a loop of ``var`` over ``range(extent)`` (closed by ``end_loop``). An
         innermost loop of a short constant extent is unrolled where the table says so: its
-        body is printed once per value, each copy in a block that binds ``var``."""
+        body is printed once per value, each copy in a block that binds ``var``
+        (``unroll``: this loop too, though it holds others: a register block's rows)."""
         if self._loops:
             self._loops[-1][3] = True  # the enclosing loop is not innermost
-        self._loops.append([var, extent, len(self.lines), False])
+        self._loops.append([var, extent, len(self.lines), False, unroll])
         self.depth += 1
 
     def end_loop(self) -> None:
-        var, extent, start, nested = self._loops.pop()
+        var, extent, start, nested, forced = self._loops.pop()
         self.depth -= 1
         unroll = (
             isinstance(extent, int)
-            and not nested
+            and (forced or not nested)
             and 0 < extent <= self.printer.unroll
             and self.printer.block is not None
         )
@@ -330,6 +331,10 @@ def _split_reduction(w: _Writer, sc: _Scope, lanes: int, state: Sequence[str]) -
     w.end_loop()
 
 
+# the keys of a register block's own position in ``given`` (kernels: one invocation per block)
+ROW_BLOCK, COLUMN_BLOCK = "_rb", "_cb"
+
+
 def _blocked(
     w: _Writer,
     comp: Comprehension,
@@ -341,13 +346,14 @@ def _blocked(
 ) -> None:
     """Emit a register-blocked plan. The body splits into its row operand (the largest
     parts that do not vary along ``b``) and its column operand (the largest parts of the
-    rest that do not vary along ``a``). One iteration per (batch index, block of ``V``
-    columns) computes the column operand into a contiguous panel (reduction × V); then
-    for each block of ``R`` rows, every reduction step computes R row values and folds
-    R×V states kept in a private array (the compiler holds it in vector registers). Edge
-    blocks clamp their positions and store only what is inside the output."""
+    rest that do not vary along ``a``); R×V states are kept in a private array (in vector
+    registers). In a loop nest (``given`` empty) one iteration per (batch index, block of
+    V columns) computes the column operand once into a contiguous panel (reduction × V)
+    and loops over the blocks of R rows; in a kernel ``given`` places one invocation at
+    its batch index and block (``ROW_BLOCK``, ``COLUMN_BLOCK``) and each step computes V
+    column values. Edge blocks clamp their positions and store only inside the output."""
     st = w.printer
-    assert plan.a and plan.b and st.scratch and st.block
+    assert plan.a and plan.b and st.block
     sc = _Scope(w, comp, buffers, shapes)
     p, local = sc.p, sc.local
     monoid = comp.monoid
@@ -356,6 +362,8 @@ def _blocked(
     ((r, steps),) = comp.reduce
     rows_per, cols_per = plan.block
     a, b = plan.a, plan.b
+    kernel = bool(given)
+    panel = not kernel and st.scratch is not None
 
     def along(axis: str, extra: frozenset = frozenset()) -> Callable[[Node], bool]:
         def varies(n: Node) -> bool:
@@ -374,44 +382,64 @@ def _blocked(
     row_parts += [(name, var(name)) for name in plan.rows if name in leaves]
     col_parts += [(name, var(name)) for name in plan.cols if name in leaves]
 
-    row_blocks, col_blocks = -(-extent[a] // rows_per), -(-extent[b] // cols_per)
-    batch = [(n, e) for n, e in zip(comp.index, comp.shape) if n not in (a, b)]
-    outer = [*batch, (f"{p}cb", col_blocks)]
-    flat, first_row, first_col = f"{p}o", f"{p}fr", f"{p}fc"
-    if st.parallel and math.prod(e for _, e in outer) > 1 and _worth_threads(comp):
-        w.emit(st.parallel.format(depth=1, balance="static"))
-    w.loop(flat, math.prod(e for _, e in outer))
-    w.open(st.block)
-    for (n, e), stride in zip(outer, row_major([e for _, e in outer])):
-        unravel = st.unravel.format(flat=flat, stride=stride, extent=e)
-        w.emit(st.declare_index.format(name=local.get(n, n), expr=unravel))
-    w.emit(st.declare_index.format(name=first_col, expr=f"{p}cb * {cols_per}"))
-    # the column operand, once per column block: panel[step * V + column]
-    panels = {name: f"{p}c{k}" for k, (name, _) in enumerate(col_parts)}
-    for panel in panels.values():
-        w.emit(st.scratch.format(type=w.type, name=panel, size=steps * cols_per))
-    column = f"{p}sv"
-    w.loop(local[r], steps)
-    w.loop(column, cols_per)
-    w.open(st.block)
-    clamped = st.minimum.format(a=f"{first_col} + {column}", b=extent[b] - 1)
-    w.emit(st.declare_index.format(name=local[b], expr=clamped))
-    nodes = [node for _, node in col_parts]
-    sc.load(nodes)
-    for (name, _), text in zip(col_parts, w.expressions(nodes, sc.names, f"{p}p") if nodes else []):
-        cell = st.element.format(name=panels[name], i=f"{local[r]} * {cols_per} + {column}")
-        w.emit(st.assign.format(name=cell, expr=text))
-    w.close(st.block_end)
-    w.end_loop()
-    w.end_loop()
-    # the row blocks
-    w.loop(f"{p}rb", row_blocks)
-    w.emit(st.declare_index.format(name=first_row, expr=f"{p}rb * {rows_per}"))
+    first_row, first_col = f"{p}fr", f"{p}fc"
+    row, col, column = f"{p}rr", f"{p}vv", f"{p}sv"
+    col_arrays = {name: f"{p}c{k}" for k, (name, _) in enumerate(col_parts)}
+    if kernel:  # this invocation's block
+        for n in comp.index:
+            if n not in (a, b):
+                w.emit(st.declare_index.format(name=local[n], expr=given[n]))
+        for first, key, size in (
+            (first_row, ROW_BLOCK, rows_per),
+            (first_col, COLUMN_BLOCK, cols_per),
+        ):
+            w.emit(st.declare_index.format(name=first, expr=f"({given[key]}) * {size}"))
+    else:
+        batch = [(n, e) for n, e in zip(comp.index, comp.shape) if n not in (a, b)]
+        outer = [*batch, (f"{p}cb", -(-extent[b] // cols_per))]
+        flat = f"{p}o"
+        if st.parallel and math.prod(e for _, e in outer) > 1 and _worth_threads(comp):
+            w.emit(st.parallel.format(depth=1, balance="static"))
+        w.loop(flat, math.prod(e for _, e in outer))
+        w.open(st.block)
+        for (n, e), stride in zip(outer, row_major([e for _, e in outer])):
+            unravel = st.unravel.format(flat=flat, stride=stride, extent=e)
+            w.emit(st.declare_index.format(name=local.get(n, n), expr=unravel))
+        w.emit(st.declare_index.format(name=first_col, expr=f"{p}cb * {cols_per}"))
+
+    def column_values(at: str) -> None:
+        """The column operand at the block's V columns (for step ``local[r]``), into each
+        column array's cell ``at``."""
+        w.loop(column, cols_per)
+        w.open(st.block)
+        clamped = st.minimum.format(a=f"{first_col} + {column}", b=extent[b] - 1)
+        w.emit(st.declare_index.format(name=local[b], expr=clamped))
+        nodes = [node for _, node in col_parts]
+        sc.load(nodes)
+        for (name, _), text in zip(col_parts, w.expressions(nodes, sc.names, f"{p}p")):
+            cell = st.element.format(name=col_arrays[name], i=at)
+            w.emit(st.assign.format(name=cell, expr=text))
+        w.close(st.block_end)
+        w.end_loop()
+
+    if panel:  # the column operand, once per column block: panel[step * V + column]
+        for name in col_arrays.values():
+            w.emit(st.scratch.format(type=w.type, name=name, size=steps * cols_per))
+        w.loop(local[r], steps)
+        if col_parts:
+            column_values(f"{local[r]} * {cols_per} + {column}")
+        w.end_loop()
+    if not kernel:
+        w.loop(f"{p}rb", -(-extent[a] // rows_per))
+        w.emit(st.declare_index.format(name=first_row, expr=f"{p}rb * {rows_per}"))
     state = [f"{p}s{k}" for k in range(monoid.arity)]
     for name, v in zip(state, monoid.identity):
         _initial_array(w, name, rows_per * cols_per, v, f"{p}z")
-    row, col = f"{p}rr", f"{p}vv"
     w.loop(local[r], steps)
+    if not panel and col_parts:
+        for name in col_arrays.values():
+            w.emit(st.array.format(type=w.type, name=name, size=cols_per, value=w.literal(0)))
+        column_values(column)
     row_arrays = {name: f"{p}w{k}" for k, (name, _) in enumerate(row_parts)}
     for array_name in row_arrays.values():
         w.emit(st.array.format(type=w.type, name=array_name, size=rows_per, value=w.literal(0)))
@@ -427,9 +455,9 @@ def _blocked(
             w.emit(st.assign.format(name=cell, expr=text))
         w.close(st.block_end)
         w.end_loop()
-    staged = set(row_arrays) | set(panels)
+    staged = set(row_arrays) | set(col_arrays)
     sc.load(body, lambda name: name not in staged)  # reads along neither axis
-    w.loop(row, rows_per)
+    w.loop(row, rows_per, unroll=True)
     w.loop(col, cols_per)
     for axis, first, lane in ((a, first_row, row), (b, first_col, col)):
         if axis in leaves:
@@ -438,8 +466,9 @@ def _blocked(
     names = dict(sc.names)
     for name, array_name in row_arrays.items():
         names[name] = st.element.format(name=array_name, i=row)
-    for name, panel in panels.items():
-        names[name] = st.element.format(name=panel, i=f"{local[r]} * {cols_per} + {col}")
+    for name, array_name in col_arrays.items():
+        at = f"{local[r]} * {cols_per} + {col}" if panel else col
+        names[name] = st.element.format(name=array_name, i=at)
     element = _elements(w, comp, body, names, p)
     cell = f"{row} * {cols_per} + {col}"
     cells = [st.element.format(name=s, i=cell) for s in state]
@@ -448,7 +477,7 @@ def _blocked(
     w.end_loop()
     w.end_loop()
     # the epilogue and the store, inside the output only
-    w.loop(row, rows_per)
+    w.loop(row, rows_per, unroll=True)
     w.loop(col, cols_per)
     w.emit(st.declare_index.format(name=local[a], expr=f"{first_row} + {row}"))
     w.emit(st.declare_index.format(name=local[b], expr=f"{first_col} + {col}"))
@@ -463,11 +492,13 @@ def _blocked(
     w.close(st.when_end)
     w.end_loop()
     w.end_loop()
-    w.end_loop()
-    for panel in panels.values():
-        w.emit(st.scratch_end.format(name=panel))
-    w.close(st.block_end)
-    w.end_loop()
+    if not kernel:
+        w.end_loop()  # the row blocks
+        if panel:
+            for name in col_arrays.values():
+                w.emit(st.scratch_end.format(name=name))
+        w.close(st.block_end)
+        w.end_loop()
 
 
 def _load_at(sc: _Scope, read: Any, local: Mapping[str, str]) -> str:

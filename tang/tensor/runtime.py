@@ -23,7 +23,7 @@ from typing import Any
 
 from .comprehension import TensorGraph, TensorIRError
 from .evaluate import _flatten, _nest
-from .kernels import GpuKernel, load_python, python_kernel, wgsl_kernel
+from .kernels import WGSL_BLOCK, GpuKernel, load_python, python_kernel, wgsl_kernel
 from .lower import buffer_order, lower_graph
 from .passes.schedule import TREE_WIDTH, Plan, eliminate_pinned, plan
 
@@ -95,14 +95,24 @@ class Compiled:
         scheduled: bool = True,
         workgroups: bool | None = None,
         build: bool = True,
+        schedule: Mapping[str, Any] | None = None,
     ) -> None:
         """``workgroups``: allow the schedule's tiled and combine-tree plans (default: where
-        they pay, ``prefers_workgroups``)."""
+        they pay, ``prefers_workgroups``). ``schedule``: options for the schedule's plans
+        (``block``, ``lanes``, …; default: what ``tang.tensor.tune`` found best for this
+        graph on this device, if it was tuned, else the schedule's defaults)."""
         if not isinstance(graph, TensorGraph):
             raise TypeError(f"compile takes a TensorGraph, not {type(graph).__name__}")
         self.graph = graph
         self.device = _device(device)
         self.scheduled = scheduled
+        if schedule is None:
+            from .autotune import tuned
+
+            schedule = tuned(graph, self.device) or {}
+            if workgroups is None:
+                workgroups = schedule.get("workgroups")
+        self.schedule = {k: v for k, v in schedule.items() if k != "workgroups"}
         self.workgroups = prefers_workgroups(self.device) if workgroups is None else workgroups
         self.allocations: list[Allocation] = []
         self.buffers: dict[str, Any] = {}
@@ -120,7 +130,7 @@ class Compiled:
         if self.device.printer == "c":  # one function over every buffer: one call per step
             from ..gpu.native_c import CKernel
 
-            text = lower_graph(graph, "c", dtype="f32", scheduled=scheduled)
+            text = lower_graph(graph, "c", dtype="f32", scheduled=scheduled, **self.schedule)
             order = tuple(buffer_order(graph))
             self._sources.append(("graph", CKernel(text), order, 1, Plan(), text))
         if build:
@@ -144,7 +154,12 @@ class Compiled:
         """(name, what the device compiles, buffers in binding order, items, plan, text)."""
         if self.device.printer == "wgsl":
             k: GpuKernel = wgsl_kernel(
-                comp, shapes, None if self.scheduled else Plan(), workgroups=self.workgroups
+                comp,
+                shapes,
+                None if self.scheduled else Plan(),
+                workgroups=self.workgroups,
+                registers=not self.workgroups,  # register blocks where tiles do not pay
+                **self.schedule,
             )
             return comp.name, k, (*k.reads, k.write), k.items, k.plan, k.source
         source, order = python_kernel(comp, shapes, scheduled=self.scheduled)
@@ -163,7 +178,13 @@ class Compiled:
     @property
     def plans(self) -> dict[str, Plan]:
         """Each comprehension's plan on this device, by name."""
-        options = {"registers": True} if self.device.printer == "c" else {}
+        if self.device.printer == "c":
+            options = {"registers": True}
+        elif self.device.printer == "wgsl":
+            options = {"registers": not self.workgroups, "block": WGSL_BLOCK, "lanes": 1}
+        else:
+            options = {}
+        options |= {k: v for k, v in self.schedule.items() if k != "inline_lanes"}
         options["workgroups"] = self.workgroups
         return {
             c.name: plan(eliminate_pinned(c), **options) if self.scheduled else Plan()
@@ -279,18 +300,32 @@ def compile(
     *,
     scheduled: bool = True,
     workgroups: bool | None = None,
+    schedule: Mapping[str, Any] | None = None,
 ) -> Compiled:
     """``graph`` compiled for ``device`` (a tang.gpu Device, "native"/"browser"/"cpu", or
-    None for the best one), reused for the same graph, device and schedule."""
+    None for the best one), reused for the same graph, device and schedule (``schedule``:
+    plan options; default: the tuned ones, ``tang.tensor.tune``)."""
     if not isinstance(graph, TensorGraph):
         raise TypeError(f"compile takes a TensorGraph, not {type(graph).__name__}")
     dev = _device(device)
     per_graph = _COMPILED.setdefault(graph, {})
-    key = (id(dev), scheduled, workgroups)
+    key = (
+        id(dev),
+        scheduled,
+        workgroups,
+        None if schedule is None else repr(sorted(schedule.items())),
+    )
     found = per_graph.get(key)
     if found is None or found.device is not dev or not found.buffers or dev.lost:
-        found = per_graph[key] = Compiled(graph, dev, scheduled=scheduled, workgroups=workgroups)
+        found = per_graph[key] = Compiled(
+            graph, dev, scheduled=scheduled, workgroups=workgroups, schedule=schedule
+        )
     return found
+
+
+def forget(graph: TensorGraph) -> None:
+    """Drop the compiled forms of ``graph`` kept by ``compile`` (a new schedule was tuned)."""
+    _COMPILED.pop(graph, None)
 
 
 def run(
@@ -323,6 +358,7 @@ __all__ = [
     "Step",
     "compile",
     "compile_async",
+    "forget",
     "prefers_workgroups",
     "run",
 ]

@@ -233,7 +233,9 @@ def _blocked_plan(comp: Comprehension, block: tuple[int, int]) -> Plan | None:
 
 
 def _lanes_plan(comp: Comprehension, lanes: int, least: int) -> Plan | None:
-    if len(comp.reduce) != 1 or comp.reduce[0][1] < least or loop_stop(comp) is not None:
+    if lanes < 2 or len(comp.reduce) != 1 or comp.reduce[0][1] < least:
+        return None
+    if loop_stop(comp) is not None:
         return None
     return Plan("lanes", lanes=lanes)
 

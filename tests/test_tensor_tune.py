@@ -1,0 +1,102 @@
+"""The autotuner (``tang.tensor.tune``): candidate schedules timed on the device, only those
+agreeing with the reference can win, the winner is kept (in memory and on disk, keyed by
+graph, shapes and device) and ``tang.tensor.compile`` uses it; a tuned gradient graph still
+equals the float64 evaluator."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import tang.gpu as gpu
+from tang import tensor as T
+from tang.gpu.native_c import find_compiler
+from tang.tensor import autotune as tuner
+from tests.helpers import open_native_device
+
+
+@pytest.fixture(autouse=True)
+def own_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("TANG_CACHE", str(tmp_path))
+    monkeypatch.setattr(tuner, "_TUNED", {})
+    return tmp_path
+
+
+@pytest.fixture(scope="module")
+def compiled_c():
+    if find_compiler() is None:
+        pytest.skip("no C compiler here: the tuner's C candidates cannot be built")
+    return gpu.device("c", fallback=False)
+
+
+def prologue_graph() -> T.TensorGraph:
+    x, w = T.input("x", (37, 50)), T.input("w", (50, 45))
+    return T.fuse(T.graph(y=T.tanh(x * 0.5) @ w))
+
+
+def close_in_f32(got, want) -> None:
+    want = np.asarray(want, dtype=np.float64)
+    scale = max(1.0, float(np.abs(want).max()))
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5 * scale)
+
+
+@pytest.mark.toolchain
+def test_the_winner_is_a_correct_candidate_and_compile_uses_it(compiled_c, own_cache) -> None:
+    g = prologue_graph()
+    result = T.tune(g, compiled_c, budget=60)
+    assert [t.options for t in result.trials] == tuner.CANDIDATES["c"]  # all fit the budget
+    assert all(t.seconds is not None and not t.rejected for t in result.trials)
+    fastest = min(result.trials, key=lambda t: t.seconds)
+    assert result.best == fastest.options and result.speedup >= 1.0
+    fn = T.compile(g, compiled_c)
+    assert fn.schedule == result.best
+    vals = {"x": np.linspace(-2, 2, 37 * 50).reshape(37, 50), "w": np.ones((50, 45))}
+    close_in_f32(fn(vals)["y"], T.evaluate(g, vals)["y"])
+    # kept on disk under the graph's key: a new process finds it
+    stored = json.loads((own_cache / "tuned.json").read_text())
+    assert stored[result.key] == json.loads(json.dumps(result.best))
+    tuner._TUNED.clear()
+    assert tuner.tuned(g, compiled_c) == result.best
+    other = T.graph(y=T.input("x", (37, 50)) @ T.input("w", (50, 46)))  # another shape
+    assert tuner.tuned(other, compiled_c) is None
+
+
+@pytest.mark.toolchain
+def test_a_refused_candidate_is_rejected_with_its_reason(compiled_c) -> None:
+    g = prologue_graph()
+    result = T.tune(g, compiled_c, candidates=[{}, {"no_such_option": 1}])
+    refused = result.trials[1]
+    assert refused.seconds is None and "no_such_option" in refused.rejected
+    assert result.best == {}
+
+
+def test_disagreement_beyond_f32_rounding_is_a_rejection() -> None:
+    want = {"y": np.array([1.0, 2.0, 1000.0])}
+    assert tuner._disagrees({"y": want["y"] * (1 + 1e-6)}, want) == ""
+    assert "output y differs" in tuner._disagrees({"y": want["y"] + [0, 0.5, 0]}, want)
+
+
+@pytest.mark.toolchain
+def test_a_tuned_gradient_graph_equals_the_evaluator(compiled_c) -> None:
+    x, w = T.input("x", (24, 40)), T.input("w", (40, 33))
+    g = T.graph(y=T.softmax(T.tanh(x) @ w))
+    back = T.fuse(T.grad(g, "y", ["x", "w"]))
+    T.tune(back, compiled_c, budget=60)
+    rng = np.random.default_rng(3)
+    vals = {n: rng.normal(size=s) for n, s in back.inputs.items()}
+    got = T.compile(back, compiled_c)(vals)
+    want = T.evaluate(back, vals)
+    for name in back.outputs:
+        close_in_f32(got[name], want[name])
+
+
+@pytest.mark.toolchain
+def test_tuning_on_wgpu_picks_a_candidate_that_matches_numpy() -> None:
+    dev = open_native_device()
+    g = prologue_graph()
+    result = T.tune(g, dev, budget=60)
+    assert result.best in tuner.CANDIDATES["wgsl"]
+    vals = {"x": np.linspace(-2, 2, 37 * 50).reshape(37, 50), "w": np.eye(50, 45)}
+    close_in_f32(T.compile(g, dev)(vals)["y"], T.evaluate(g, vals)["y"])
