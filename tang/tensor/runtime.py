@@ -14,6 +14,7 @@ the runtime created, so a test can check that no n×n buffer exists.
 
 from __future__ import annotations
 
+import inspect
 import math
 import weakref
 from array import array
@@ -54,6 +55,10 @@ class Step:
     items: int
     plan: Plan
     source: str
+
+
+# what a schedule may set: the plan's options, and the lanes of inline reductions
+SCHEDULE_OPTIONS = frozenset(inspect.signature(plan).parameters) - {"comp"} | {"inline_lanes"}
 
 
 def prefers_workgroups(device: Any) -> bool:
@@ -112,6 +117,10 @@ class Compiled:
             schedule = tuned(graph, self.device) or {}
             if workgroups is None:
                 workgroups = schedule.get("workgroups")
+        unknown = sorted(set(schedule) - SCHEDULE_OPTIONS)
+        if unknown:
+            known = ", ".join(sorted(SCHEDULE_OPTIONS))
+            raise TypeError(f"unknown schedule option {unknown[0]!r} (known: {known})")
         self.schedule = {k: v for k, v in schedule.items() if k != "workgroups"}
         self.workgroups = prefers_workgroups(self.device) if workgroups is None else workgroups
         self.allocations: list[Allocation] = []
@@ -134,8 +143,19 @@ class Compiled:
             order = tuple(buffer_order(graph))
             self._sources.append(("graph", CKernel(text), order, 1, Plan(), text))
         if build:
+            self.build()
+
+    @property
+    def sources(self) -> tuple[str, ...]:
+        """The text of every kernel, in dispatch order (what the device compiles)."""
+        return tuple(src[5] for src in self._sources)
+
+    def build(self) -> Compiled:
+        """Compile the kernels (done by the constructor unless ``build=False``)."""
+        if not self.steps:
             for src in self._sources:
                 self.steps.append(self._step(src, self.device.kernel(src[1])))
+        return self
 
     async def build_async(self) -> Compiled:
         """Compile the kernels with the awaitable spelling (the page's WebGPU)."""
