@@ -1,10 +1,13 @@
 """The "A transformer" card: attention as written against attention as derived by tang's
 passes (fuse + stabilize_softmax: one online reduction), measured live on a tang.gpu device.
 
-    transformer.start  {device, n, d, repeat, rows, seed}  open the device (WebGPU in the page,
-                       wgpu-py on the desktop, else the CPU), compile both graphs, write inputs
-    transformer.step   {}     one chunk: a timed call of one graph, or a few rows of the check;
-                              the last chunk answers {done: true, ...every figure}
+    transformer.start  {device, n, d, repeat, rows, seed, tune}  open the device (WebGPU in
+                       the page, wgpu-py or compiled C on the desktop, else the CPU), compile
+                       both graphs, write inputs
+    transformer.step   {}     one chunk: tuning one graph's schedule (``tune``, on a GPU or
+                              compiled C: the autotuner's candidates within TUNE_BUDGET s,
+                              the winner recompiled), a timed call of one graph, or a few
+                              rows of the check; the last chunk answers {done: true, ...}
     transformer.stop   {}     free the device buffers (the page's Stop)
     transformer.scan   {}     lines of op-specific code in the pass modules (the op-name scan)
 
@@ -42,6 +45,7 @@ TOLERANCE = float(TOLERANCE_TEXT)
 MAX_N, MAX_D, MAX_REPEAT, MAX_ROWS = 2048, 128, 20, 64
 ROWS_PER_CHUNK = 4
 ITEMSIZE = 4
+TUNE_BUDGET = 3.0  # seconds of autotuning per graph (candidates beyond it are not tried)
 
 
 # ---- the graphs, the inputs and the reference -------------------------------------------------
@@ -144,21 +148,44 @@ class Race:
         self.worst = {"naive": 0.0, "derived": 0.0}
         self.scale = 1.0
         self.rows_done: list[int] = []
+        self.graphs = dict(zip(("naive", "derived"), attention_graphs(n, d)))
+        self.tuning: dict[str, dict[str, Any]] = {}
 
     @classmethod
     async def on(cls, dev: gpu.Device, n: int, d: int, note: str, seed: int) -> Race:
         """Both graphs compiled on ``dev``, inputs written (buffers freed if that fails)."""
         race = cls(dev, n, d, note, seed)
-        naive, derived = attention_graphs(n, d)
         try:
-            for label, g in (("naive", naive), ("derived", derived)):
-                race.compiled[label] = T.Compiled(g, dev, build=False)
-                await race.compiled[label].build_async()
-                race.compiled[label].write(race.values)
+            for label in race.graphs:
+                await race.compile(label)
         except BaseException:
             race.release()
             raise
         return race
+
+    async def compile(self, label: str) -> None:
+        """``label``'s graph compiled (with its tuned schedule, if any) and its inputs
+        written, in place of any earlier compiled form."""
+        old = self.compiled.pop(label, None)
+        if old is not None:
+            old.release()
+        fn = T.Compiled(self.graphs[label], self.device, build=False)
+        self.compiled[label] = fn
+        await fn.build_async()
+        fn.write(self.values)
+
+    async def tune(self, label: str) -> None:
+        """Tune ``label``'s schedule on this device; recompile when the winner differs."""
+        result = await T.tune_async(self.graphs[label], self.device, budget=TUNE_BUDGET)
+        self.tuning[label] = {
+            "best": ", ".join(f"{k} {v}" for k, v in result.best.items()) or "the default",
+            "speedup": result.speedup,
+            "candidates": len(result.trials),
+            "timed": sum(t.seconds is not None for t in result.trials),
+            "seconds": result.seconds,
+        }
+        if result.best != self.compiled[label].schedule:
+            await self.compile(label)
 
     async def call(self, label: str) -> float:
         """One call of ``label``'s kernels: dispatch and read the output back (seconds)."""
@@ -211,9 +238,11 @@ async def race_on(dev: gpu.Device, choice: str | None, n: int | None, d: int | N
 # ---- the chunks -------------------------------------------------------------------------------
 
 
-def _plan(repeat: int, rows: list[int]) -> list[tuple[str, Any]]:
-    """The chunks of one run, in order: warm-up calls, alternating timed calls, check rows."""
-    tasks: list[tuple[str, Any]] = [("warm", "naive"), ("warm", "derived")]
+def _plan(repeat: int, rows: list[int], tune: bool) -> list[tuple[str, Any]]:
+    """The chunks of one run, in order: tuning (``tune``), warm-up calls, alternating timed
+    calls, check rows."""
+    tasks: list[tuple[str, Any]] = [("tune", "naive"), ("tune", "derived")] if tune else []
+    tasks += [("warm", "naive"), ("warm", "derived")]
     for _ in range(repeat):
         tasks += [("time", "naive"), ("time", "derived")]
     for k in range(0, len(rows), ROWS_PER_CHUNK):
@@ -221,9 +250,11 @@ def _plan(repeat: int, rows: list[int]) -> list[tuple[str, Any]]:
     return tasks
 
 
-def _compiled_facts(fn: T.Compiled, times: list[float]) -> dict[str, Any]:
+def _compiled_facts(fn: T.Compiled, times: list[float], tuning: Any) -> dict[str, Any]:
     big = fn.largest_buffer
     return {
+        "tuning": tuning,
+        "plans": sorted({p.kind for p in fn.plans.values()}),
         "ms": 1e3 * statistics.median(times),
         "ms_each": [1e3 * t for t in times],
         "kernels": len(fn.steps),
@@ -248,8 +279,8 @@ def _summary(race: Race, rows: list[int]) -> dict[str, Any]:
         "n": n,
         "d": d,
         "notes": race.notes,
-        "naive": _compiled_facts(fa, race.times["naive"]),
-        "derived": _compiled_facts(fb, race.times["derived"]),
+        "naive": _compiled_facts(fa, race.times["naive"], race.tuning.get("naive")),
+        "derived": _compiled_facts(fb, race.times["derived"], race.tuning.get("derived")),
         "ratio": statistics.median(race.times["naive"]) / statistics.median(race.times["derived"]),
         "bytes_ratio": fa.bytes_written / fb.bytes_written,
         "derived_bytes_per_nd": fb.bytes_written / (ITEMSIZE * n * d),
@@ -270,6 +301,9 @@ def _summary(race: Race, rows: list[int]) -> dict[str, Any]:
 
 async def _chunk(race: Race, task: tuple[str, Any]) -> str:
     kind, what = task
+    if kind == "tune":
+        await race.tune(what)
+        return f"tuning the {what} kernels' schedule on this device"
     if kind == "warm":
         await race.call(what)
         return f"first call of the {what} kernels"
@@ -299,8 +333,10 @@ async def start(
     repeat: int = 3,
     rows: int = 16,
     seed: int = 0,
+    tune: bool = True,
 ) -> dict[str, Any]:
-    """Open the device, compile both graphs and write the inputs; the chunks follow."""
+    """Open the device, compile both graphs and write the inputs; the chunks follow
+    (``tune``: first tune each graph's schedule, where the device compiles kernels)."""
     choice = device_choice(device)
     n = None if n is None else _size(n, "n", MAX_N)
     d = None if d is None else _size(d, "d", MAX_D)
@@ -311,7 +347,8 @@ async def start(
     race = await _open(choice, n, d, seed)
     state["race"] = race
     state["rows"] = check_rows(race.n, rows)
-    state["tasks"] = _plan(repeat, state["rows"])
+    tunes = bool(tune) and race.device.kind != "cpu"
+    state["tasks"] = _plan(repeat, state["rows"], tunes)
     state["total"] = len(state["tasks"])
     return {
         "done": False,
@@ -381,6 +418,12 @@ def report(out: dict[str, Any]) -> list[str]:
             f" {f['bytes_written']:,} bytes  (largest buffer {f['largest_buffer']['name']},"
             f" {f['largest_buffer']['size']:,} elements)"
         )
+        if f["tuning"]:
+            t = f["tuning"]
+            lines.append(
+                f"  {'':26s} schedule tuned: {t['best']} ({t['speedup']:.2f}x the default;"
+                f" {t['timed']} of {t['candidates']} candidates timed in {t['seconds']:.1f} s)"
+            )
     lines.append(f"  derived is {out['ratio']:.2f}x as fast as naive")
     lines.append(
         f"  bytes written: derived {out['derived_bytes_per_nd']:.1f}·4·n·d (O(n·d)),"
@@ -407,10 +450,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--device", choices=("auto", "gpu", "cpu"), default="auto")
     parser.add_argument("--repeat", type=int, default=3, help="timed calls of each graph")
     parser.add_argument("--rows", type=int, default=16, help="rows checked on the CPU")
+    parser.add_argument("--no-tune", action="store_true", help="keep the default schedules")
     args = parser.parse_args(argv)
     try:
         out = asyncio.run(
-            run_all(device=args.device, n=args.n, d=args.d, repeat=args.repeat, rows=args.rows)
+            run_all(
+                device=args.device,
+                n=args.n,
+                d=args.d,
+                repeat=args.repeat,
+                rows=args.rows,
+                tune=not args.no_tune,
+            )
         )
     except ValueError as exc:
         parser.error(str(exc))

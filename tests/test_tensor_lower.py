@@ -117,7 +117,13 @@ def test_lowered_c_matches_the_evaluator_under_the_sanitizers(name: str) -> None
 
 # register blocks and split reductions small enough for these graphs' shapes, so their edge
 # blocks (clamped loads, guarded stores) and lane tails run under the sanitizers
-SMALL_REGISTER_PLANS = {"block": (2, 4), "lanes": 4, "lanes_min": 4, "inline_lanes": 2}
+SMALL_REGISTER_PLANS = {
+    "block": (2, 4),
+    "lanes": 4,
+    "lanes_min": 4,
+    "inline_lanes": 2,
+    "vector_rows": 2,
+}
 
 
 @pytest.mark.toolchain
@@ -140,6 +146,7 @@ def test_small_register_plans_cover_blocks_lanes_and_inline_lanes() -> None:
     assert "schedule: split reduction over 4 lanes" in sources
     assert "malloc(" in sources and "free(" in sources  # the column panels
     assert sources.count("_1l0[") >= 3  # an inline dot product folded over two lanes
+    assert "vector over i4 (state 2 per element), 2 rows of i3 each" in sources
     assert "#pragma omp parallel for" not in sources  # too little work to hand to threads
 
 
@@ -246,7 +253,7 @@ def test_the_derived_attention_kernel_keeps_no_score_matrix() -> None:
     plain = lower_graph(graph, "c", scheduled=False)
     assert plain.count("for (long") == 5 + 1 + 1  # output axes, keys, the inline dot product
     assert "double _0s2 = 0.0;" in plain and "double _0s0 = -INFINITY;" in plain
-    source = lower_graph(graph, "c")
+    source = lower_graph(graph, "c", vector_rows=1)  # one query row per iteration
     assert "schedule: vector over i4" in source
     assert "double _0s0 = -INFINITY;" in source and "double _0s1 = 0.0;" in source
     assert "double _0a2[2];" in source  # the accumulator: one per output column
@@ -255,6 +262,10 @@ def test_the_derived_attention_kernel_keeps_no_score_matrix() -> None:
     assert source.count("for (long") == 4 + 1 + 1 + 3 + 1
     assert "double _0q0_0[3];" in source
     assert source.count("exp2(") == 2  # the rescaling factors: once per key, not per column
+    # compiled C's default: 4 query rows per iteration, their states in arrays over the rows
+    rows = lower_graph(graph, "c")
+    assert "vector over i4 (state 2 per element), 4 rows of i3 each" in rows
+    assert "double _0s0[4];" in rows and "double _0a2[8];" in rows  # m per row; acc 4 × 2
 
 
 def test_guarded_reads_are_clamped_into_their_buffer() -> None:

@@ -11,7 +11,7 @@ fusion, gradients and the online-softmax rewrite (see docs/tensor-ir.md).
 
 from __future__ import annotations
 
-from .autotune import Tuning, tune
+from .autotune import Tuning, tune, tune_async
 from .comprehension import (
     MAX,
     MIN,
@@ -134,4 +134,5 @@ __all__ = [
     "swiglu",
     "tanh",
     "tune",
+    "tune_async",
 ]

@@ -46,6 +46,8 @@ CANDIDATES: dict[str, list[dict[str, Any]]] = {
         {"lanes": 64},
         {"inline_lanes": 4},
         {"inline_lanes": 16},
+        {"vector_rows": 8},
+        {"vector_rows": 2},
     ],
     "wgsl": [
         {},
@@ -53,6 +55,8 @@ CANDIDATES: dict[str, list[dict[str, Any]]] = {
         {"block": (4, 8)},
         {"block": (8, 4)},
         {"block": (2, 8)},
+        {"vector_rows": 8},
+        {"vector_rows": 2},
         {"workgroups": True},
         {"workgroups": False},
     ],

@@ -38,8 +38,10 @@ from .lower import (
 from .passes.schedule import Plan, eliminate_pinned, plan
 from .view import row_major
 
-# a register block in a kernel: rows × columns of outputs per invocation
+# a register block in a kernel: rows × columns of outputs per invocation; the rows of a
+# vector plan per invocation (where register blocks are used)
 WGSL_BLOCK = (4, 4)
+WGSL_VECTOR_ROWS = 4
 
 
 @dataclass(frozen=True)
@@ -84,6 +86,8 @@ def _per_invocation(w: _Writer, comp: Comprehension, p: Plan, idents: dict, shap
     outside the plan's vector axes, or per block of R×V outputs. Returns the invocation
     count."""
     outer = [(n, e) for n, e in zip(comp.index, comp.shape) if n not in p.vector]
+    if p.kind == "vector" and p.a is not None:  # rows of the vector plan, in blocks
+        outer = [(ROW_BLOCK, -(-e // p.block[0])) if n == p.a else (n, e) for n, e in outer]
     if p.kind == "blocked":
         extent = dict(zip(comp.index, comp.shape))
         (rows, cols), blocked = p.block, (p.a, p.b)
@@ -258,6 +262,8 @@ def wgsl_kernel(
     if the_plan is None:
         comp = eliminate_pinned(comp)
         plan_options = {"block": WGSL_BLOCK, "lanes": 1, **plan_options}
+        if plan_options.get("registers"):
+            plan_options.setdefault("vector_rows", WGSL_VECTOR_ROWS)
     p = plan(comp, workgroups=workgroups, **plan_options) if the_plan is None else the_plan
     reads, idents, bindings = _bindings(comp)
     w = _Writer("wgsl", "f32")

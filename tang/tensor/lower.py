@@ -192,7 +192,11 @@ class _Scope:
                 continue
             if name in self.staged:
                 ((r, _),) = comp.reduce
-                cell = w.printer.element.format(name=self.staged[name], i=self.local[r])
+                array_name, at = self.staged[name], self.local[r]
+                if isinstance(array_name, tuple):  # a segment of a multi-row array
+                    array_name, segment = array_name
+                    at = f"{segment} + {at}"
+                cell = w.printer.element.format(name=array_name, i=at)
                 w.emit(w.printer.declare.format(type=w.type, name=self.reads[name], expr=cell))
                 continue
             if isinstance(read, Load):
@@ -515,6 +519,8 @@ def _load_at(sc: _Scope, read: Any, local: Mapping[str, str]) -> str:
 
 # the lanes of an inline producer's reduction (a dot product inside a loop) in compiled nests
 INLINE_LANES = 8
+# the rows of a vector plan's iteration in compiled nests (independent chains to interleave)
+VECTOR_ROWS = 4
 # the least work (outputs × reduction steps) worth handing to threads
 PARALLEL_WORK = 1 << 15
 
@@ -523,14 +529,15 @@ def _worth_threads(comp: Comprehension) -> bool:
     return comp.size * math.prod(e for _, e in comp.reduce) >= PARALLEL_WORK
 
 
-def _stop(sc: _Scope, extent: int) -> int | str:
+def _stop(sc: _Scope, extent: int, local: Mapping[str, str] | None = None) -> int | str:
     """Where the reduction loop may stop: its extent, or sooner where every later element
-    is the monoid's identity (``loop_stop``)."""
+    is the monoid's identity (``loop_stop``), at the index variables' texts ``local``."""
     found = loop_stop(sc.comp)
     if found is None:
         return extent
     coeffs, const = found
-    bound = _affine([(k, sc.local[n]) for n, k in coeffs.items()], const)
+    local = local or sc.local
+    bound = _affine([(k, local[n]) for n, k in coeffs.items()], const)
     return sc.w.printer.minimum.format(a=extent, b=bound)
 
 
@@ -618,26 +625,55 @@ def _vector(
 ) -> None:
     """Emit a vector plan: the output axes ``given`` are fixed; the plan's vector axes run
     inside, the varying state is a private array over them, and everything that does not
-    vary along them runs once per reduction step. Stores every output element it covers."""
+    vary along them runs once per reduction step. Stores every output element it covers.
+    With a row axis (``plan.a``, ``plan.block[0]`` rows, placed by ``given[ROW_BLOCK]``)
+    one iteration covers that many rows too: each reduction step runs every row's work
+    in turn (independent chains the compiler interleaves, and the rows share what they
+    read), their states held in private arrays over the rows."""
     monoid = comp.monoid
     assert monoid is not None and comp.reduce
     sc = _Scope(w, comp, buffers, shapes)
     p, st = sc.p, w.printer
-    sc.indices(given, every=True)
+    rows = plan.block[0] if plan.a else 1
+    row_axis = plan.a
+    extent = dict(zip(comp.index, comp.shape))
+    sc.indices({n: e for n, e in given.items() if n != ROW_BLOCK}, every=True)
     axes = [(n, e) for n, e in zip(comp.index, comp.shape) if n in plan.vector]
     width = math.prod(e for _, e in axes)
-    j = f"{p}j"
+    j, rr, first = f"{p}j", f"{p}rr", f"{p}fr"
     moving_state = set(plan.varying)
     fixed_state = [k for k in range(monoid.arity) if k not in moving_state]
     state = {k: f"{p}s{k}" for k in fixed_state} | {k: f"{p}a{k}" for k in moving_state}
+
+    def fixed(k: int) -> str:  # a fixed state component (of this row)
+        return state[k] if rows == 1 else st.element.format(name=state[k], i=rr)
+
+    def moving(k: int) -> str:  # a varying state component at this row and vector position
+        at = j if rows == 1 else f"{rr} * {width} + {j}"
+        return st.element.format(name=state[k], i=at)
+
+    def each_row() -> None:  # opens the loop over this iteration's rows (if any)
+        if rows > 1:
+            assert row_axis is not None
+            w.loop(rr, rows, unroll=True)
+            last = extent[row_axis] - 1
+            clamped = st.minimum.format(a=f"{first} + {rr}", b=last)
+            w.emit(st.declare_index.format(name=sc.local[row_axis], expr=clamped))
+
+    def end_rows() -> None:
+        if rows > 1:
+            w.end_loop()
+
+    if rows > 1:
+        w.emit(st.declare_index.format(name=first, expr=f"({given[ROW_BLOCK]}) * {rows}"))
     for k in fixed_state:
-        w.emit(st.state.format(type=w.type, name=state[k], value=w.literal(monoid.identity[k])))
+        if rows == 1:
+            value = w.literal(monoid.identity[k])
+            w.emit(st.state.format(type=w.type, name=state[k], value=value))
+        else:
+            _initial_array(w, state[k], rows, monoid.identity[k], f"{p}z")
     for k in sorted(moving_state):
-        value = w.literal(monoid.identity[k])
-        w.emit(st.array.format(type=w.type, name=state[k], size=width, value=value))
-        w.loop(j, width)
-        w.emit(st.assign.format(name=st.element.format(name=state[k], i=j), expr=value))
-        w.end_loop()
+        _initial_array(w, state[k], rows * width, monoid.identity[k], j)
 
     def vector_index() -> None:
         stride = width
@@ -657,9 +693,17 @@ def _vector(
             n.name in plan.vector or (n.name in comp.reads and read_varies(n.name))
         )
 
-    stage_inline_loads(sc, [comp.body[k] for k in fixed_state])
+    row = None if rows == 1 else (rr, rows, row_axis, first)
+    stage_inline_loads(sc, [comp.body[k] for k in fixed_state], row)
+    stop_at = dict(sc.local)
+    if rows > 1:  # the loop runs as far as the block's last row needs
+        assert row_axis is not None
+        last_row = st.minimum.format(a=f"{first} + {rows - 1}", b=extent[row_axis] - 1)
+        w.emit(st.declare_index.format(name=f"{p}lr", expr=last_row))
+        stop_at[row_axis] = f"{p}lr"
     for n, e in comp.reduce:
-        w.loop(sc.local[n], _stop(sc, e))
+        w.loop(sc.local[n], _stop(sc, e, stop_at))
+    each_row()
     # once per reduction step: the invariant body, the invariant parts of the varying one
     moving_body, lifted = _hoist([comp.body[k] for k in sorted(moving_state)], leaf_varies, f"{p}h")
     outside = [comp.body[k] for k in fixed_state] + [node for _, node in lifted]
@@ -682,7 +726,7 @@ def _vector(
         lambda n: n.op == "var" and n.name in moving_names,
         f"{p}g",
     )
-    fixed_scope = {monoid.state[k]: state[k] for k in fixed_state} | {
+    fixed_scope = {monoid.state[k]: fixed(k) for k in fixed_state} | {
         monoid.state[k] + "'": element[k] for k in fixed_state
     }
     # the hoisted parts and the new invariant state share their temporaries
@@ -696,7 +740,7 @@ def _vector(
     vector_index()
     sc.load(moving_body, read_varies)
     moving_elements = _elements_named(w, moving_body, names, f"{p}m", sorted(moving_state))
-    cells = {k: st.element.format(name=state[k], i=j) for k in moving_state}
+    cells = {k: moving(k) for k in moving_state}
     scope = (
         fixed_scope
         | {n: n for n, _ in lifted_c}
@@ -716,13 +760,19 @@ def _vector(
     w.end_loop()
     if fixed_state:
         for k, name in zip(fixed_state, fresh):
-            w.emit(st.assign.format(name=state[k], expr=name))
+            w.emit(st.assign.format(name=fixed(k), expr=name))
+    end_rows()
     for _ in comp.reduce:
         w.end_loop()
-    # the epilogue and the store, per element of the vector
+    # the epilogue and the store, per element of the vector (and row inside the output)
+    if rows > 1:
+        assert row_axis is not None
+        w.loop(rr, rows, unroll=True)
+        w.emit(st.declare_index.format(name=sc.local[row_axis], expr=f"{first} + {rr}"))
+        w.open(st.when.format(cond=f"{sc.local[row_axis]} < {extent[row_axis]}"))
     w.loop(j, width)
     vector_index()
-    final = {monoid.state[k]: state[k] for k in fixed_state} | {
+    final = {monoid.state[k]: fixed(k) for k in fixed_state} | {
         monoid.state[k]: cells[k] for k in moving_state
     }
     if comp.epilogue is None:
@@ -733,13 +783,19 @@ def _vector(
     at = _affine(list(zip(row_major(comp.shape), (sc.local[n] for n in comp.index))), 0)
     w.emit(st.store.format(buffer=out, index=at, expr=value))
     w.end_loop()
+    if rows > 1:
+        w.close(st.when_end)
+        w.end_loop()
 
 
-def stage_inline_loads(sc: _Scope, nodes: Sequence[Node]) -> None:
+def stage_inline_loads(sc: _Scope, nodes: Sequence[Node], block_rows: tuple | None = None) -> None:
     """Hoist out of ``sc``'s reduction the loads of its inline producers (one reduction
     variable each) that do not vary along it: each is read once into a private array over
-    the producer's reduction, before the loop, instead of once per step."""
+    the producer's reduction, before the loop, instead of once per step. ``block_rows``: (row
+    variable, rows, row axis, first row) of a vector plan over several rows: one array
+    segment per row, read at ``row variable × extent``."""
     w, comp = sc.w, sc.comp
+    rows = 1 if block_rows is None else block_rows[1]
     outer = {n for n, _ in comp.reduce}
     used = {n.name for n in topo_order(list(nodes)) if n.op == "var"}
     for name, read in comp.reads.items():
@@ -772,20 +828,31 @@ def stage_inline_loads(sc: _Scope, nodes: Sequence[Node]) -> None:
             array_name = f"{sc.p}q{len(sc.inline_staged)}_{k}"
             w.emit(
                 w.printer.array.format(
-                    type=w.type, name=array_name, size=extent, value=w.literal(0)
+                    type=w.type, name=array_name, size=extent * rows, value=w.literal(0)
                 )
             )
             lane = f"{array_name}r"
+            segment = ""
+            if block_rows is not None:
+                rr, _, axis, first = block_rows
+                w.loop(rr, rows)
+                last = dict(zip(comp.index, comp.shape))[axis] - 1
+                clamped = w.printer.minimum.format(a=f"{first} + {rr}", b=last)
+                w.emit(w.printer.declare_index.format(name=sc.local[axis], expr=clamped))
+                segment = f"{rr} * {extent}"
             w.loop(lane, extent)
             terms = [(c, sc.local[u]) for u, c in coeff.items() if c] + [(r_stride, lane)]
             at = _affine(terms, const)
             if lo < 0 or hi >= size:
                 at = w.printer.clamp.format(p=at, last=size - 1)
-            cell = w.printer.element.format(name=array_name, i=lane)
+            index = f"{segment} + {lane}" if segment else lane
+            cell = w.printer.element.format(name=array_name, i=index)
             value = w.printer.element.format(name=sc.buffers[rd.source], i=at)
             w.emit(w.printer.assign.format(name=cell, expr=value))
             w.end_loop()
-            staged[rname] = array_name
+            if block_rows is not None:
+                w.end_loop()
+            staged[rname] = (array_name, segment) if segment else array_name
         if staged:
             sc.inline_staged[name] = staged
 
@@ -884,6 +951,7 @@ def lower_graph(
     inline_lanes = plan_options.pop("inline_lanes", INLINE_LANES)
     if plan_options["registers"]:
         w.inline_lanes = inline_lanes
+        plan_options.setdefault("vector_rows", VECTOR_ROWS)
     for comp in graph.comprehensions:
         if scheduled:
             comp = eliminate_pinned(comp)
@@ -891,27 +959,41 @@ def lower_graph(
         w.emit(f"{w.printer.comment} {comp.name}: {_one_line(comp)}")
         if plan.kind != "per_element":
             w.emit(f"{w.printer.comment} schedule: {plan}")
-        outer = () if plan.kind == "blocked" else (*plan.vector,)
-        loops = {n: f"_o{k}" for k, n in enumerate(comp.index) if n not in outer}
-        if plan.kind == "blocked":
-            loops = {}
+        loops = _outer_loops(comp, plan)
         if loops and w.printer.parallel and _worth_threads(comp):
             # a loop that stops early (causal) gives later rows more work: hand rows out
             # as threads come free instead of in equal halves
             balance = "dynamic" if loop_stop(comp) is not None else "static"
             w.emit(w.printer.parallel.format(depth=len(loops), balance=balance))
-        for n, e in zip(comp.index, comp.shape):
-            if n in loops:
-                w.loop(loops[n], e)
+        for loop_var, e in loops.values():
+            w.loop(loop_var, e)
+        given = {n: loop_var for n, (loop_var, _) in loops.items()}
         if w.printer.block:
             w.open(w.printer.block)
-        emit_comprehension(w, comp, plan, loops, idents, shapes)
+        emit_comprehension(w, comp, plan, given, idents, shapes)
         if w.printer.block:
             w.close(w.printer.block_end)
         for _ in loops:
             w.end_loop()
     tail = [w.printer.nest_end] if w.printer.nest_end else []
     return "\n".join([*head, *w.lines, *tail]) + "\n"
+
+
+def _outer_loops(comp: Comprehension, plan: Plan) -> dict[str, tuple[str, int]]:
+    """The loops around a comprehension's plan, outermost first: output axis (or
+    ``ROW_BLOCK``) → (loop variable, extent). A register block runs its own; a vector
+    plan's axes run inside it, and its row axis, if any, steps by blocks of rows."""
+    if plan.kind == "blocked":
+        return {}
+    loops = {}
+    for k, (n, e) in enumerate(zip(comp.index, comp.shape)):
+        if n in plan.vector:
+            continue
+        if plan.kind == "vector" and n == plan.a:
+            loops[ROW_BLOCK] = (f"_o{k}", -(-e // plan.block[0]))
+        else:
+            loops[n] = (f"_o{k}", e)
+    return loops
 
 
 def _one_line(comp: Comprehension) -> str:

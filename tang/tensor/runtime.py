@@ -24,8 +24,15 @@ from typing import Any
 
 from .comprehension import TensorGraph, TensorIRError
 from .evaluate import _flatten, _nest
-from .kernels import WGSL_BLOCK, GpuKernel, load_python, python_kernel, wgsl_kernel
-from .lower import buffer_order, lower_graph
+from .kernels import (
+    WGSL_BLOCK,
+    WGSL_VECTOR_ROWS,
+    GpuKernel,
+    load_python,
+    python_kernel,
+    wgsl_kernel,
+)
+from .lower import VECTOR_ROWS, buffer_order, lower_graph
 from .passes.schedule import TREE_WIDTH, Plan, eliminate_pinned, plan
 
 _PYTHON_KERNELS: dict[str, Any] = {}  # source -> function: one kernel object per source
@@ -199,9 +206,11 @@ class Compiled:
     def plans(self) -> dict[str, Plan]:
         """Each comprehension's plan on this device, by name."""
         if self.device.printer == "c":
-            options = {"registers": True}
+            options = {"registers": True, "vector_rows": VECTOR_ROWS}
         elif self.device.printer == "wgsl":
             options = {"registers": not self.workgroups, "block": WGSL_BLOCK, "lanes": 1}
+            if not self.workgroups:
+                options["vector_rows"] = WGSL_VECTOR_ROWS
         else:
             options = {}
         options |= {k: v for k, v in self.schedule.items() if k != "inline_lanes"}

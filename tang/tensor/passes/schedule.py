@@ -91,7 +91,8 @@ class Plan:
     def __str__(self) -> str:
         if self.kind == "vector":
             state = ", ".join(str(k) for k in self.varying)
-            return f"vector over {', '.join(self.vector)} (state {state} per element)"
+            text = f"vector over {', '.join(self.vector)} (state {state} per element)"
+            return text if self.a is None else f"{text}, {self.block[0]} rows of {self.a} each"
         if self.kind == "tiled":
             return (
                 f"tiled {self.tile}x{self.tile} over {self.a}, {self.b} "
@@ -146,7 +147,22 @@ def varying_state(comp: Comprehension, axes: Sequence[str]) -> tuple[int, ...]:
         out = grown
 
 
-def _vector_plan(comp: Comprehension) -> Plan | None:
+def _vector_plan(comp: Comprehension, rows: int = 1) -> Plan | None:
+    """A vector plan (see the module's docstring); with ``rows`` > 1, over that many rows
+    of the last other output axis too (a register block of rows × the vector)."""
+    found = _vector_axes(comp)
+    if found is None or rows < 2:
+        return found
+    others = [(n, e) for n, e in zip(comp.index, comp.shape) if n not in found.vector and e > 1]
+    if not others:
+        return found
+    axis, extent = others[-1]
+    return Plan(
+        "vector", vector=found.vector, varying=found.varying, a=axis, block=(min(rows, extent), 1)
+    )
+
+
+def _vector_axes(comp: Comprehension) -> Plan | None:
     if not comp.reduce or len(comp.index) < 2:
         return None
     chosen: list[str] = []
@@ -386,12 +402,13 @@ def plan(
     block: tuple[int, int] = BLOCK,
     lanes: int = LANES,
     lanes_min: int = LANES_MIN_REDUCTION,
+    vector_rows: int = 1,
 ) -> Plan:
     """The plan for ``comp``; ``workgroups`` allows the plans that need workgroup memory
     and barriers (WGSL kernels), ``registers`` the register-blocked and split-lane plans
     of compiled loop nests (C). A vector plan is preferred: it removes work, tiles only
     move it."""
-    found = _vector_plan(comp)
+    found = _vector_plan(comp, vector_rows)
     if found is None and registers:
         found = _blocked_plan(comp, block) or _lanes_plan(comp, lanes, lanes_min)
     if found is None and workgroups:
