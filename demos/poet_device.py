@@ -2,11 +2,12 @@
 
 "cpu" is eager tang.nn (pure Python in the page). "gpu" is the whole training step compiled
 from the tensor IR by ``nn.compile_training`` onto the page's WebGPU adapter (wgpu-py on the
-desktop: the same tang.gpu Device API), run with the awaitable spellings. The session's eager
-``nn.Trainer`` stays the record of the run: after every GPU chunk its epoch, position and
-losses mirror the compiled trainer's, and ``to_eager`` copies the parameters, the Adam moments
-and the epoch's running loss back, so generating, exporting, stopping and switching back see
-the same model and carry on from the same batch.
+desktop: the same tang.gpu Device API), run with the awaitable spellings; the first switch
+of a session gives the autotuner ``TUNE_SECONDS`` to pick the step's schedules there. The
+session's eager ``nn.Trainer`` stays the record of the run: after every GPU chunk its epoch,
+position and losses mirror the compiled trainer's, and ``to_eager`` copies the parameters,
+the Adam moments and the epoch's running loss back, so generating, exporting, stopping and
+switching back see the same model and carry on from the same batch.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import tang.nn as nn
 from demos.common import device_choice
 
 DEVICES = ("cpu", "gpu")
+TUNE_SECONDS = 1.5  # the autotuner's budget at a session's first switch to the GPU
 
 
 class NoAdapter(RuntimeError):
@@ -59,7 +61,7 @@ async def to_gpu(session: Any) -> None:
     dev = await gpu_device()
     compiled = nn.compile_training(t.model, t.optimizer, nn.cross_entropy, dev)
     compiled.load_progress(t.state_dict())
-    await compiled.build_async(session.loader.batch(t.epoch, t.position))
+    await compiled.build_async(session.loader.batch(t.epoch, t.position), tune=TUNE_SECONDS)
     session.compiled, session.device, session.device_name = compiled, "gpu", str(dev.name)
 
 

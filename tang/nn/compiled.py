@@ -433,16 +433,26 @@ class CompiledTrainer:
             self._run = _DeviceState(compiled, self._initial_state())
         self.graph = graph
 
-    async def build_async(self, batch: Any) -> CompiledTrainer:
-        """``build``, awaitable: in the page, WebGPU compiles kernels asynchronously."""
+    async def build_async(self, batch: Any, tune: float = 0.0) -> CompiledTrainer:
+        """``build``, awaitable: in the page, WebGPU compiles kernels asynchronously.
+        ``tune``: seconds for the autotuner to try the step's schedules on the device
+        first (``tang.tensor.tune_async``; a graph tuned before is not tuned again)."""
         from .. import tensor
+        from ..tensor.autotune import tuned
 
         if self._run is None:
             graph = self._graph_for(self._shapes(batch))
             if self.device_choice == REFERENCE:
                 self._run = _ReferenceState(graph, self._initial_state())
             else:
-                compiled = await tensor.compile_async(graph, self.device_choice)
+                device = self.device_choice
+                if device is None or isinstance(device, str):
+                    from .. import gpu
+
+                    device = await gpu.device_async(device)
+                if tune > 0 and device.kind != "cpu" and tuned(graph, device) is None:
+                    await tensor.tune_async(graph, device, budget=tune)
+                compiled = await tensor.compile_async(graph, device)
                 self._run = _DeviceState(compiled, self._initial_state())
             self.graph = graph
         self._inputs(batch)

@@ -39,9 +39,10 @@ from .passes.schedule import Plan, eliminate_pinned, plan
 from .view import row_major
 
 # a register block in a kernel: rows × columns of outputs per invocation; the rows of a
-# vector plan per invocation (where register blocks are used)
+# vector plan per invocation (where register blocks are used: 1, since WGSL unrolls the rows
+# and a 64-wide vector row is 64 statements, so more rows are the autotuner's to try)
 WGSL_BLOCK = (4, 4)
-WGSL_VECTOR_ROWS = 4
+WGSL_VECTOR_ROWS = 1
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,14 @@ function drawBars(box, out) {
   }
 }
 
+/** The autotuner's pick for one graph, or why there was none (the CPU runs its defaults). */
+function tuned(f) {
+  const t = f.tuning;
+  if (!t) return `defaults (${f.plans.join(", ")})`;
+  return `${t.best}, ${fmt(t.speedup, 3)}× the default (${t.timed} of ${t.candidates} ` +
+    `candidates timed in ${fmt(t.seconds, 2)} s)`;
+}
+
 /** Where Run times both graphs: before a run (null) what it will do with and without an
  * adapter; after transformer.start, the device it opened and the size it chose. */
 export function introWhere(start) {
@@ -45,6 +53,7 @@ export function transformerView(el, command) {
   const { list, show } = readouts([
     ["Device", "device"], ["Size", "size"], ["Attention as written", "naive"],
     ["Derived (online softmax)", "derived"], ["Speed-up", "ratio"], ["Bytes written", "bytes"],
+    ["Schedules, tuned on this device", "schedule"],
     ["Op-specific code in the passes", "oplines"], ["CPU check", "check"],
   ]);
   const runBtn = h("button", { type: "button", className: "transformer-run", disabled: true }, "Run");
@@ -84,6 +93,7 @@ export function transformerView(el, command) {
       show("ratio", `${fmt(out.ratio, 3)}× (median of ${out.naive.ms_each.length} calls each)`);
       show("bytes", `${bytes(out.naive.bytes_written)} (${fmt(out.naive_bytes_per_n2, 3)}·4n², ` +
         `O(n²)) vs ${bytes(out.derived.bytes_written)} (4·n·d, O(n·d))`);
+      show("schedule", `as written: ${tuned(out.naive)} · derived: ${tuned(out.derived)}`);
       show("oplines", `${out.op_specific_lines} lines (${out.pass_files.length} pass modules ` +
         "scanned for op names)");
       const worst = Math.max(ck.derived_error, ck.naive_error, ck.derived_vs_naive);
