@@ -51,14 +51,16 @@ CANDIDATES: dict[str, list[dict[str, Any]]] = {
     ],
     "wgsl": [
         {},
+        # workgroup plans on and off first: the default guesses from the adapter's name,
+        # which a browser may not tell (Chromium's compatibility adapters are "unnamed")
+        {"workgroups": False},
+        {"workgroups": True},
         {"block": (8, 8)},
         {"block": (4, 8)},
         {"block": (8, 4)},
         {"block": (2, 8)},
         {"vector_rows": 2},
         {"vector_rows": 4},
-        {"workgroups": True},
-        {"workgroups": False},
     ],
 }
 # the largest evaluation domain (elements × reduction steps) checked by the numpy evaluator
