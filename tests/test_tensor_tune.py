@@ -14,13 +14,14 @@ import tang.gpu as gpu
 from tang import tensor as T
 from tang.gpu.native_c import find_compiler
 from tang.tensor import autotune as tuner
+from tang.tensor import tuning_cache
 from tests.helpers import open_native_device
 
 
 @pytest.fixture(autouse=True)
 def own_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("TANG_CACHE", str(tmp_path))
-    monkeypatch.setattr(tuner, "_TUNED", {})
+    monkeypatch.setattr(tuning_cache, "_TUNED", {})
     return tmp_path
 
 
@@ -63,10 +64,10 @@ def test_the_winner_is_a_correct_candidate_and_compile_uses_it(compiled_c, own_c
     # kept on disk under the graph's key: a new process finds it
     stored = json.loads((own_cache / "tuned.json").read_text())
     assert stored[result.key] == json.loads(json.dumps(result.best))
-    tuner._TUNED.clear()
-    assert tuner.tuned(g, compiled_c) == result.best
+    tuning_cache._TUNED.clear()
+    assert tuning_cache.tuned(g, compiled_c) == result.best
     other = T.graph(y=T.input("x", (37, 50)) @ T.input("w", (50, 46)))  # another shape
-    assert tuner.tuned(other, compiled_c) is None
+    assert tuning_cache.tuned(other, compiled_c) is None
 
 
 @pytest.mark.toolchain
@@ -104,7 +105,7 @@ def test_the_page_spelling_tunes_without_numpy(monkeypatch) -> None:
     result = asyncio.run(tuner.tune_async(g, gpu.CPUDevice(), candidates=[{}, {"bad": 1}]))
     assert result.best == {} and result.trials[0].seconds is not None
     assert "bad" in result.trials[1].rejected
-    assert tuner._store() is None
+    assert tuning_cache._store() is None
 
 
 @pytest.mark.toolchain

@@ -438,7 +438,7 @@ class CompiledTrainer:
         ``tune``: seconds for the autotuner to try the step's schedules on the device
         first (``tang.tensor.tune_async``; a graph tuned before is not tuned again)."""
         from .. import tensor
-        from ..tensor.autotune import tuned
+        from ..tensor.tuning_cache import tuned
 
         if self._run is None:
             graph = self._graph_for(self._shapes(batch))

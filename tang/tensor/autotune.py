@@ -19,20 +19,16 @@ the session).
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
-import os
 import random
 import time
 from array import array
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from .comprehension import TensorGraph
-from .printing import format_graph
+from .tuning_cache import key, remember, tuned
 
 # candidate plan options per device language; the first is the schedule's default
 CANDIDATES: dict[str, list[dict[str, Any]]] = {
@@ -68,8 +64,6 @@ REFERENCE_WORK = 1 << 22
 # a candidate must beat the default by more than this factor's noise to replace it
 MARGIN = 0.97
 
-_TUNED: dict[str, dict[str, Any]] = {}  # key -> winning options, this process
-
 
 @dataclass
 class Trial:
@@ -99,66 +93,6 @@ class Tuning:
 
     def _best_trial(self) -> Trial:
         return next(t for t in self.trials if t.options == self.best and not t.rejected)
-
-
-def key(graph: TensorGraph, device: Any) -> str:
-    """What a tuning result is kept under: the printed graph (its structure and shapes),
-    the device's language and its name (the adapter or the compiler and its flags)."""
-    text = f"{format_graph(graph)}\0{device.printer}\0{device.kind}\0{device.name}"
-    return hashlib.sha256(text.encode()).hexdigest()[:32]
-
-
-def _store() -> Path | None:
-    """The desktop's file of tuning results (None in the page: memory only)."""
-    from .. import gpu
-
-    if gpu.in_browser():
-        return None
-    root = os.environ.get("TANG_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "tang"
-    )
-    return Path(root) / "tuned.json"
-
-
-def _load() -> dict[str, Any]:
-    path = _store()
-    if path is None or not path.exists():
-        return {}
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return {}  # an unreadable cache is no cache
-    return data if isinstance(data, dict) else {}
-
-
-def _save(k: str, options: dict[str, Any]) -> None:
-    path = _store()
-    if path is None:
-        return
-    data = _load()
-    data[k] = options
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data, indent=1, sort_keys=True))
-    os.replace(tmp, path)
-
-
-def _decode(options: Mapping[str, Any]) -> dict[str, Any]:
-    """Options as read back from JSON (tuples come back as lists)."""
-    return {k: tuple(v) if isinstance(v, list) else v for k, v in options.items()}
-
-
-def tuned(graph: TensorGraph, device: Any) -> dict[str, Any] | None:
-    """The winning options for ``graph`` on ``device`` if it was tuned here, else None."""
-    if device.printer not in CANDIDATES:
-        return None
-    k = key(graph, device)
-    if k not in _TUNED:
-        found = _load().get(k)
-        if not isinstance(found, dict):
-            return None
-        _TUNED[k] = _decode(found)
-    return dict(_TUNED[k])
 
 
 def _inputs(graph: TensorGraph, seed: int) -> dict[str, Any]:
@@ -300,8 +234,7 @@ class _Search:
         if default in good and best.seconds > MARGIN * default.seconds:  # type: ignore[operator]
             best = default  # within the noise of the default: keep the default
         k = key(self.graph, self.dev)
-        _TUNED[k] = dict(best.options)
-        _save(k, dict(best.options))
+        remember(k, dict(best.options))
         forget(self.graph)  # the next compile uses the winner
         return Tuning(k, dict(best.options), self.trials, time.perf_counter() - self.start)
 

@@ -119,7 +119,7 @@ class Compiled:
         self.device = _device(device)
         self.scheduled = scheduled
         if schedule is None:
-            from .autotune import tuned
+            from .tuning_cache import tuned
 
             schedule = tuned(graph, self.device) or {}
             if workgroups is None:
