@@ -23,8 +23,8 @@ CHROMIUM = os.environ.get("TANG_CHROMIUM", "/usr/bin/chromium")
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def timed(fn: Callable[[], object], repeat: int) -> tuple[float, float]:
-    """(first call, median of the next ``repeat`` calls) in seconds."""
+def _runs(fn: Callable[[], object], repeat: int) -> tuple[float, list[float]]:
+    """(first call, the next ``repeat`` calls) in seconds."""
     t = time.perf_counter()
     fn()
     first = time.perf_counter() - t
@@ -33,20 +33,19 @@ def timed(fn: Callable[[], object], repeat: int) -> tuple[float, float]:
         t = time.perf_counter()
         fn()
         runs.append(time.perf_counter() - t)
+    return first, runs
+
+
+def timed(fn: Callable[[], object], repeat: int) -> tuple[float, float]:
+    """(first call, median of the next ``repeat`` calls) in seconds."""
+    first, runs = _runs(fn, repeat)
     return first, statistics.median(runs)
 
 
 def fastest(fn: Callable[[], object], repeat: int) -> tuple[float, float]:
     """(first call, fastest of the next ``repeat`` calls) in seconds: on a shared machine
     load only adds time, so the fastest run is the steadiest estimate of the work."""
-    t = time.perf_counter()
-    fn()
-    first = time.perf_counter() - t
-    runs = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        runs.append(time.perf_counter() - t)
+    first, runs = _runs(fn, repeat)
     return first, min(runs)
 
 

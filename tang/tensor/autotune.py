@@ -19,6 +19,7 @@ the session).
 
 from __future__ import annotations
 
+import asyncio
 import math
 import random
 import time
@@ -250,27 +251,9 @@ def tune(
 ) -> Tuning:
     """Time ``candidates`` (default: ``CANDIDATES`` for the device's language) on
     ``device`` within ``budget`` seconds, keep the fastest that agrees with the reference,
-    and remember it for ``compile``."""
-    from .runtime import _device
-
-    search = _Search(graph, _device(device), budget, candidates, seed)
-    for trial, fn in search.candidates():
-        try:
-            fn.build()
-            got = fn(search.inputs, out=search.out)
-        except Exception as exc:  # a candidate the device refuses (limits, compile errors)
-            trial.rejected = f"{type(exc).__name__}: {exc}"
-            fn.release()
-            continue
-        if search.check(trial, got):
-            runs = []
-            for _ in range(repeat):
-                t = time.perf_counter()
-                fn(out=search.out)
-                runs.append(time.perf_counter() - t)
-            trial.seconds = min(runs)  # the least disturbed run: load only adds time
-        fn.release()
-    return search.finish()
+    and remember it for ``compile``. (Inside a running event loop, await ``tune_async``.)"""
+    options = {"budget": budget, "repeat": repeat, "candidates": candidates, "seed": seed}
+    return asyncio.run(tune_async(graph, device, **options))
 
 
 async def tune_async(
@@ -284,7 +267,7 @@ async def tune_async(
 ) -> Tuning:
     """``tune``, awaitable: the page's WebGPU compiles and reads back asynchronously (no
     numpy there: the default schedule's outputs are the reference, the winner is kept for
-    this session)."""
+    this session); desktop devices answer the same awaitable calls at once."""
     from .runtime import _device
 
     if device is None:
@@ -306,7 +289,7 @@ async def tune_async(
                 t = time.perf_counter()
                 await fn.call_async(out=search.out)
                 runs.append(time.perf_counter() - t)
-            trial.seconds = min(runs)
+            trial.seconds = min(runs)  # the least disturbed run: load only adds time
         fn.release()
     return search.finish()
 

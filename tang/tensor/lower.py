@@ -411,20 +411,23 @@ def _blocked(
             w.emit(st.declare_index.format(name=local.get(n, n), expr=unravel))
         w.emit(st.declare_index.format(name=first_col, expr=f"{p}cb * {cols_per}"))
 
-    def column_values(at: str) -> None:
-        """The column operand at the block's V columns (for step ``local[r]``), into each
-        column array's cell ``at``."""
-        w.loop(column, cols_per)
+    def operand(parts: list, arrays: dict, axis: str, first: str, lane: str, size: int, at: str):
+        """One operand at the block's ``size`` positions along ``axis`` (for step
+        ``local[r]``), each part into its array's cell ``at``."""
+        w.loop(lane, size)
         w.open(st.block)
-        clamped = st.minimum.format(a=f"{first_col} + {column}", b=extent[b] - 1)
-        w.emit(st.declare_index.format(name=local[b], expr=clamped))
-        nodes = [node for _, node in col_parts]
+        clamped = st.minimum.format(a=f"{first} + {lane}", b=extent[axis] - 1)
+        w.emit(st.declare_index.format(name=local[axis], expr=clamped))
+        nodes = [node for _, node in parts]
         sc.load(nodes)
-        for (name, _), text in zip(col_parts, w.expressions(nodes, sc.names, f"{p}p")):
-            cell = st.element.format(name=col_arrays[name], i=at)
+        for (name, _), text in zip(parts, w.expressions(nodes, sc.names, f"{p}{axis}")):
+            cell = st.element.format(name=arrays[name], i=at)
             w.emit(st.assign.format(name=cell, expr=text))
         w.close(st.block_end)
         w.end_loop()
+
+    def column_values(at: str) -> None:
+        operand(col_parts, col_arrays, b, first_col, column, cols_per, at)
 
     if panel:  # the column operand, once per column block: panel[step * V + column]
         for name in col_arrays.values():
@@ -448,17 +451,7 @@ def _blocked(
     for array_name in row_arrays.values():
         w.emit(st.array.format(type=w.type, name=array_name, size=rows_per, value=w.literal(0)))
     if row_parts:
-        w.loop(row, rows_per)
-        w.open(st.block)
-        clamped = st.minimum.format(a=f"{first_row} + {row}", b=extent[a] - 1)
-        w.emit(st.declare_index.format(name=local[a], expr=clamped))
-        nodes = [node for _, node in row_parts]
-        sc.load(nodes)
-        for (name, _), text in zip(row_parts, w.expressions(nodes, sc.names, f"{p}q")):
-            cell = st.element.format(name=row_arrays[name], i=row)
-            w.emit(st.assign.format(name=cell, expr=text))
-        w.close(st.block_end)
-        w.end_loop()
+        operand(row_parts, row_arrays, a, first_row, row, rows_per, row)
     staged = set(row_arrays) | set(col_arrays)
     sc.load(body, lambda name: name not in staged)  # reads along neither axis
     w.loop(row, rows_per, unroll=True)
