@@ -37,7 +37,7 @@ def run_to_done(tp: TangPage) -> dict:
     assert data["state"] == "done", message
     readout = {
         name: tp.page.inner_text(f"{CARD} [data-readout='{name}']")
-        for name in ("device", "size", "ratio", "bytes", "schedule", "oplines", "check")
+        for name in ("device", "size", "naive", "derived", "ratio", "bytes", "oplines", "check")
     }
     note = tp.page.inner_text(f"{CARD} .transformer-note")
     widths = tp.page.eval_on_selector_all(
@@ -78,8 +78,8 @@ def test_run_measures_derived_attention_on_webgpu(launch, site, adapter):
     assert got["readout"]["device"].startswith("GPU: ")
     assert "Run times both on this browser's WebGPU (" in intro(tp)
     # the autotuner ran in the tab: both graphs' schedules were tried on this adapter
-    assert got["readout"]["schedule"].startswith("as written: ")
-    assert got["readout"]["schedule"].count("× the default (") == 2
+    for key in ("naive", "derived"):
+        assert " · schedule tuned here: " in got["readout"][key], got["readout"][key]
     check_card(got, 1024, 64)
     print(adapter, got["readout"], got["note"])  # the figures, for the log (pytest -s)
     assert tp.console_errors == []
@@ -113,6 +113,6 @@ def test_without_an_adapter_it_says_so_runs_on_the_cpu_and_stops(launch, site):
     assert "on this browser's WebGPU" not in intro(tp)
     assert "no usable WebGPU adapter, so Run times both on the CPU" in intro(tp)
     assert "at n = 128, d = 16" in intro(tp)
-    assert got["readout"]["schedule"].startswith("as written: defaults (")  # nothing to tune
+    assert got["readout"]["naive"].endswith(" · default schedule")  # nothing to tune
     check_card(got, 128, 16)
     assert tp.console_errors == []

@@ -27,12 +27,15 @@ function drawBars(box, out) {
   }
 }
 
-/** The autotuner's pick for one graph, or why there was none (the CPU runs its defaults). */
+/** The autotuner's pick for one graph ([short, detail]); the CPU runs the default plans. */
 function tuned(f) {
   const t = f.tuning;
-  if (!t) return `defaults (${f.plans.join(", ")})`;
-  return `${t.best}, ${fmt(t.speedup, 3)}× the default (${t.timed} of ${t.candidates} ` +
-    `candidates timed in ${fmt(t.seconds, 2)} s)`;
+  if (!t) return ["default schedule", `plans: ${f.plans.join(", ")}`];
+  const won = t.best === "the default" ? "the default kept its place"
+    : `${t.best}, ${fmt(t.speedup, 3)}× the default`;
+  return [`schedule tuned here: ${won}`,
+    `${t.timed} of ${t.candidates} candidate schedules timed on this device in ` +
+    `${fmt(t.seconds, 2)} s; plans: ${f.plans.join(", ")}`];
 }
 
 /** Where Run times both graphs: before a run (null) what it will do with and without an
@@ -53,7 +56,6 @@ export function transformerView(el, command) {
   const { list, show } = readouts([
     ["Device", "device"], ["Size", "size"], ["Attention as written", "naive"],
     ["Derived (online softmax)", "derived"], ["Speed-up", "ratio"], ["Bytes written", "bytes"],
-    ["Schedules, tuned on this device", "schedule"],
     ["Op-specific code in the passes", "oplines"], ["CPU check", "check"],
   ]);
   const runBtn = h("button", { type: "button", className: "transformer-run", disabled: true }, "Run");
@@ -88,12 +90,14 @@ export function transformerView(el, command) {
       const ck = out.check;
       show("device", `${out.on_gpu ? "GPU" : "CPU"}: ${out.device.name}`);
       show("size", `n = ${out.n.toLocaleString("en")}, d = ${out.d} (causal, f32)`);
-      show("naive", `${fmt(out.naive.ms, 4)} ms · ${out.naive.kernels} kernels`);
-      show("derived", `${fmt(out.derived.ms, 4)} ms · ${out.derived.kernels} kernel`);
+      for (const [key, unit] of [["naive", "kernels"], ["derived", "kernel"]]) {
+        const [short, detail] = tuned(out[key]);
+        show(key, `${fmt(out[key].ms, 4)} ms · ${out[key].kernels} ${unit} · ${short}`);
+        list.querySelector(`[data-readout='${key}']`).title = detail;
+      }
       show("ratio", `${fmt(out.ratio, 3)}× (median of ${out.naive.ms_each.length} calls each)`);
       show("bytes", `${bytes(out.naive.bytes_written)} (${fmt(out.naive_bytes_per_n2, 3)}·4n², ` +
         `O(n²)) vs ${bytes(out.derived.bytes_written)} (4·n·d, O(n·d))`);
-      show("schedule", `as written: ${tuned(out.naive)} · derived: ${tuned(out.derived)}`);
       show("oplines", `${out.op_specific_lines} lines (${out.pass_files.length} pass modules ` +
         "scanned for op names)");
       const worst = Math.max(ck.derived_error, ck.naive_error, ck.derived_vs_naive);
