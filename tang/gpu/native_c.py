@@ -19,6 +19,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -172,16 +173,28 @@ class CDevice(CPUDevice):
         return library
 
     # ---- dispatch ----
-    def _dispatch(self, kernel: Kernel, bound: list, n: int, groups: tuple[int, int]) -> None:
-        args = []
-        for _, value in bound:
+    def _bind(self, kernel: Kernel, bindings: Any) -> list[tuple[None, Any]]:
+        """Buffers (owned by this device) and counts, in the C function's parameter order:
+        checked, and nothing built per call (a step binds every buffer of its graph)."""
+        if isinstance(bindings, Mapping):
+            raise DataError("a C kernel takes its bindings as a list, in parameter order")
+        out = []
+        for value in bindings:
             if isinstance(value, Buffer):
-                args.append(ctypes.c_void_p(value.handle.buffer_info()[0]))
-            elif isinstance(value, int) and value >= 0:
-                args.append(ctypes.c_size_t(value))
-            else:
+                self._own(value)
+            elif isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise DataError(f"a C kernel takes buffers and counts, not {value!r}")
-        kernel.handle(*args)
+            out.append((None, value))
+        return out
+
+    def _dispatch(self, kernel: Kernel, bound: list, n: int, groups: tuple[int, int]) -> None:
+        fn = kernel.handle
+        values = [value for _, value in bound]
+        if fn.argtypes is None:  # fixed at the first call: pointers, then counts as size_t
+            fn.argtypes = [
+                ctypes.c_void_p if isinstance(v, Buffer) else ctypes.c_size_t for v in values
+            ]
+        fn(*(v.handle.buffer_info()[0] if isinstance(v, Buffer) else v for v in values))
 
 
 __all__ = ["CDevice", "CKernel", "cache_dir", "find_compiler"]

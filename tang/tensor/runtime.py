@@ -260,9 +260,9 @@ class Compiled:
             elif (
                 isinstance(value, (list, tuple))
                 and len(value) == math.prod(shape)
-                and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value)
+                and not (value and isinstance(value[0], (list, tuple)))
             ):
-                data = value  # already flat
+                data = value  # already flat (the device's packing checks every element)
             else:
                 data = _flatten(value, shape, name)
             self.device.write(self.buffers[name], data)
