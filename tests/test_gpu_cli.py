@@ -85,8 +85,14 @@ def test_native_device_missing_is_exit_1_with_the_reason(capsys, monkeypatch):
     assert main(["run", "x", "--points", "10", "--device", "native"]) == 1
     assert "tang run: error: wgpu-py: not installed" in capsys.readouterr().err
     out = run_json(capsys, "x", "--points", "10")  # auto: says why, runs on the next one
+    no_cc = (
+        []
+        if find_compiler()
+        else [["compiled C", "no C compiler on PATH (cc, gcc or clang; or set CC)"]]
+    )
     assert out["device"] == ("c" if find_compiler() else "cpu") and out["skipped"] == [
-        ["wgpu-py", "not installed (pip install wgpu)"]
+        ["wgpu-py", "not installed (pip install wgpu)"],
+        *no_cc,
     ]
 
 
