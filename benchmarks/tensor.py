@@ -47,6 +47,7 @@ from harness import ms
 
 import tang.gpu as gpu
 from tang import tensor as T
+from tang.tensor.autotune import describe
 
 LAVAPIPE = roofline.LAVAPIPE
 # targets from the issue, per device kind: (matmul × numpy, matvec share of copy bandwidth,
@@ -106,7 +107,7 @@ def contenders(g, dev, tune: bool):
         ran = sum(t.seconds is not None for t in result.trials)
         print(
             f"    autotuner: {len(result.trials)} candidates ({ran} distinct and correct),"
-            f" winner {result.best or 'the default'} ({result.speedup:.2f}x the default;"
+            f" winner {describe(result.best)} ({result.speedup:.2f}x the default;"
             f" search {result.seconds:.1f} s)"
         )
         yield "tang.tensor, tuned", T.compile(g, dev)

@@ -35,6 +35,7 @@ import tang.gpu as gpu
 from demos.api import handler
 from demos.common import device_choice, session_state
 from tang import tensor as T
+from tang.tensor.autotune import describe
 from tang.tensor.op_names import op_specific_lines, pass_modules
 
 # (n, d) tried in order on a GPU; the first whose buffers fit the adapter's limits is used
@@ -178,7 +179,7 @@ class Race:
         """Tune ``label``'s schedule on this device; recompile when the winner differs."""
         result = await T.tune_async(self.graphs[label], self.device, budget=TUNE_BUDGET)
         self.tuning[label] = {
-            "best": ", ".join(f"{k} {v}" for k, v in result.best.items()) or "the default",
+            "best": describe(result.best),
             "speedup": result.speedup,
             "candidates": len(result.trials),
             "timed": sum(t.seconds is not None for t in result.trials),

@@ -79,6 +79,14 @@ def test_a_refused_candidate_is_rejected_with_its_reason(compiled_c) -> None:
     assert result.best == {}
 
 
+def test_schedules_are_described_in_words() -> None:
+    assert tuner.describe({}) == "the default"
+    assert tuner.describe({"block": (8, 8), "workgroups": False}) == (
+        "8×8 register blocks, no workgroup tiles"
+    )
+    assert tuner.describe({"vector_rows": 4, "lanes": 16}) == "4 rows at a time, 16-lane sums"
+
+
 def test_disagreement_beyond_f32_rounding_is_a_rejection() -> None:
     for kind in (np.array, list):  # numpy on the desktop, lists and arrays in the page
         want = {"y": kind([1.0, 2.0, 1000.0, float("nan")])}

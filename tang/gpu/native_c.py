@@ -45,11 +45,10 @@ class CKernel:
 
 
 def cache_dir() -> Path:
-    """Where compiled kernels are kept: ``$TANG_CACHE/c``, else the user's cache folder."""
-    root = os.environ.get("TANG_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "tang"
-    )
-    return Path(root) / "c"
+    """Where compiled kernels are kept: ``c`` in tang's cache folder (``tang.gpu.cache_dir``)."""
+    from . import cache_dir as tang_cache
+
+    return tang_cache() / "c"
 
 
 def find_compiler() -> str | None:

@@ -174,6 +174,21 @@ def _flat(value: Any) -> list[float]:
     return out
 
 
+_WORDS = {
+    "block": lambda v: f"{v[0]}×{v[1]} register blocks",
+    "lanes": lambda v: f"{v}-lane sums",
+    "inline_lanes": lambda v: f"{v}-lane inner sums",
+    "vector_rows": lambda v: f"{v} rows at a time",
+    "workgroups": lambda v: "workgroup tiles" if v else "no workgroup tiles",
+}
+
+
+def describe(options: Mapping[str, Any]) -> str:
+    """Schedule options in words, for a person ("8×8 register blocks"; "the default")."""
+    words = [_WORDS[k](v) if k in _WORDS else f"{k} {v}" for k, v in options.items()]
+    return ", ".join(words) or "the default"
+
+
 class _Search:
     """The steps ``tune`` and ``tune_async`` share: candidates, their checks, the pick."""
 
@@ -294,4 +309,4 @@ async def tune_async(
     return search.finish()
 
 
-__all__ = ["CANDIDATES", "Trial", "Tuning", "key", "tune", "tune_async", "tuned"]
+__all__ = ["CANDIDATES", "Trial", "Tuning", "describe", "key", "tune", "tune_async", "tuned"]

@@ -23,7 +23,7 @@ from ..lower import BACKENDS
 from ..lower.base import ATOM, LOOP_NEST, LOOP_NEST_FUNCTION, identifiers
 from ..lower.program import ABS, Let, Store, schedule
 from .comprehension import Comprehension, Inline, Load, Monoid, TensorGraph
-from .passes.schedule import Plan, eliminate_pinned, loop_stop
+from .passes.schedule import Plan, eliminate_pinned, lanes_plan, loop_stop
 from .passes.schedule import plan as schedule_plan
 from .printing import format_comprehension
 from .view import row_major
@@ -224,7 +224,8 @@ class _Scope:
                 )
                 w.open(w.printer.block)
             staged = self.inline_staged.get(name)
-            lanes = w.inline_lanes if _splits(read.comp, w.inline_lanes) else 1
+            split = lanes_plan(read.comp, w.inline_lanes, w.inline_lanes + 1)
+            lanes = w.inline_lanes if split else 1
             value = _value(w, read.comp, inner, self.buffers, self.shapes, staged, lanes)
             w.emit(w.printer.assign.format(name=self.reads[name], expr=value))
             if w.printer.block:
@@ -269,16 +270,6 @@ def _value(
         return state[0]
     sc.load([comp.epilogue])
     return w.expressions([comp.epilogue], names | dict(zip(monoid.state, state)), f"{p}e")[0]
-
-
-def _splits(comp: Comprehension, lanes: int) -> bool:
-    """Whether a one-variable reduction is long enough to split over ``lanes`` lanes."""
-    return (
-        lanes > 1
-        and len(comp.reduce) == 1
-        and comp.reduce[0][1] > lanes
-        and loop_stop(comp) is None
-    )
 
 
 def _initial_array(w: _Writer, name: str, size: int, value: float, lane: str) -> None:

@@ -31,10 +31,7 @@ def _store() -> Path | None:
 
     if gpu.in_browser():
         return None
-    root = os.environ.get("TANG_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "tang"
-    )
-    return Path(root) / "tuned.json"
+    return gpu.cache_dir() / "tuned.json"
 
 
 def _load() -> dict[str, Any]:

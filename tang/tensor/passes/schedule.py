@@ -19,15 +19,19 @@ Three plans, each chosen by a generic test of the body's dependence structure (n
   per output element: each invocation folds a strided share of the reduction, then the
   partial states are combined pairwise in workgroup memory (a combine tree, log2 steps).
   The monoid's combine is associative, so any state tuple can be split this way.
-- ``blocked`` (compiled loop nests: C): register blocking. The same structure as ``tiled``
+- ``blocked`` (``registers``: compiled C, and WGSL where workgroup tiles do not pay):
+  register blocking. The same structure as ``tiled``
   (a one-variable reduction, reads along ``a`` and reads along ``b``, none along both), cut
   into blocks of ``block = (R, V)`` outputs per iteration: the state is an R×V private
   array the compiler keeps in vector registers. The body splits into what does not vary
   along ``b`` (the row operand, computed R times per step) and what does not vary along
-  ``a`` (the column operand, computed once into a contiguous panel, reduction × V, reused
-  by every row block), so an element-wise prologue fused into a product is computed once
-  per operand element, not once per output. Outer iterations run in parallel.
-- ``lanes`` (compiled loop nests: C): a split reduction. A long one-variable reduction
+  ``a`` (the column operand: in C computed once into a contiguous panel, reduction × V,
+  reused by every row block; in a kernel V values per step), so an element-wise prologue
+  fused into a product is computed once per operand element, not once per output.
+- ``vector`` with ``vector_rows`` > 1: the vector plan over that many rows of another output
+  axis at once (``a``), each row's state in private arrays over the rows, so what the rows
+  read is read once and their chains of steps interleave.
+- ``lanes`` (``registers``, compiled C): a split reduction. A long one-variable reduction
   folds into ``lanes`` interleaved partial states (step ``k`` into lane ``k mod lanes``),
   which the compiler vectorises; the lanes combine at the end. Any monoid's combine is
   associative, so this changes only the rounding order.
@@ -248,7 +252,9 @@ def _blocked_plan(comp: Comprehension, block: tuple[int, int]) -> Plan | None:
     return None
 
 
-def _lanes_plan(comp: Comprehension, lanes: int, least: int) -> Plan | None:
+def lanes_plan(comp: Comprehension, lanes: int, least: int) -> Plan | None:
+    """A split reduction over ``lanes`` partial states, for a one-variable reduction of at
+    least ``least`` steps that no guard stops early (else None)."""
     if lanes < 2 or len(comp.reduce) != 1 or comp.reduce[0][1] < least:
         return None
     if loop_stop(comp) is not None:
@@ -406,11 +412,12 @@ def plan(
 ) -> Plan:
     """The plan for ``comp``; ``workgroups`` allows the plans that need workgroup memory
     and barriers (WGSL kernels), ``registers`` the register-blocked and split-lane plans
-    of compiled loop nests (C). A vector plan is preferred: it removes work, tiles only
+    (compiled C; WGSL without workgroups), ``vector_rows`` vector plans over several rows.
+    A vector plan is preferred: it removes work, tiles only
     move it."""
     found = _vector_plan(comp, vector_rows)
     if found is None and registers:
-        found = _blocked_plan(comp, block) or _lanes_plan(comp, lanes, lanes_min)
+        found = _blocked_plan(comp, block) or lanes_plan(comp, lanes, lanes_min)
     if found is None and workgroups:
         found = _tiled_plan(comp, tile) or _tree_plan(comp, tree_width, tree_min)
     return found or Plan()
@@ -430,6 +437,7 @@ __all__ = [
     "Plan",
     "cost",
     "eliminate_pinned",
+    "lanes_plan",
     "loop_stop",
     "plan",
     "plans",
