@@ -17,9 +17,7 @@ Every failure is a ``GPUError`` (``ShaderError``, ``LimitError``, ``DeviceLostEr
 
 from __future__ import annotations
 
-import os
 import sys
-from pathlib import Path
 
 from .base import Buffer, Device, Kernel, Limits, grid
 from .cpu import CPUDevice
@@ -45,7 +43,6 @@ __all__ = [
     "Limits",
     "NoDeviceError",
     "ShaderError",
-    "cache_dir",
     "device",
     "device_async",
     "grid",
@@ -64,15 +61,6 @@ _ALIASES = {"webgpu": "browser", "wgpu": "native", "python": "cpu", "compiled": 
 # adapters that run compute on the CPU (they count as no GPU when choosing a device)
 SOFTWARE_ADAPTERS = ("llvmpipe", "lavapipe", "swiftshader", "software fallback")
 _open: dict[str, Device] = {}
-
-
-def cache_dir() -> Path:
-    """tang's folder for what it builds and measures on the desktop (compiled kernels,
-    tuned schedules): ``$TANG_CACHE``, else ``tang`` in the user's cache folder."""
-    root = os.environ.get("TANG_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "tang"
-    )
-    return Path(root)
 
 
 def in_browser() -> bool:

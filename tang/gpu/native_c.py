@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from .base import Buffer, Kernel
+from .cache import cache_dir as tang_cache
 from .cpu import CPUDevice
 from .errors import DataError, NoDeviceError, ShaderError
 
@@ -45,9 +46,7 @@ class CKernel:
 
 
 def cache_dir() -> Path:
-    """Where compiled kernels are kept: ``c`` in tang's cache folder (``tang.gpu.cache_dir``)."""
-    from . import cache_dir as tang_cache
-
+    """Where compiled kernels are kept: ``c`` in tang's cache folder (``tang/gpu/cache.py``)."""
     return tang_cache() / "c"
 
 

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..gpu.cache import cache_dir
 from .comprehension import TensorGraph
 from .printing import format_graph
 
@@ -31,7 +32,7 @@ def _store() -> Path | None:
 
     if gpu.in_browser():
         return None
-    return gpu.cache_dir() / "tuned.json"
+    return cache_dir() / "tuned.json"
 
 
 def _load() -> dict[str, Any]:
