@@ -248,6 +248,9 @@ class Dual:
         v = S.tanh(a.value)
         return _make(a, v, a.tangent * (1.0 - v * v))
 
+    def floor(a) -> Dual:  # flat between the whole numbers
+        return _make(a, S.floor(a.value), a.tangent * 0.0)
+
     def sigmoid(a) -> Dual:  # σ' = σ(1 - σ)
         v = S.sigmoid(a.value)
         return _make(a, v, a.tangent * (v * (1.0 - v)))

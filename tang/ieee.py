@@ -26,6 +26,11 @@ def sqrt(a: float) -> float:
     return math.sqrt(a) if a == a else NAN
 
 
+def floor(a: float) -> float:
+    """The largest whole number ≤ a, as a float (inf and nan pass through)."""
+    return float(math.floor(a)) if math.isfinite(a) else a
+
+
 def sin(a: float) -> float:
     """Sine; nan for ±inf."""
     return math.sin(a) if math.isfinite(a) else NAN

@@ -69,6 +69,7 @@ sigmoid = _unary("sigmoid", _sigmoid, Node.sigmoid, "Logistic function 1/(1+e**-
 exp2 = _unary("exp2", ieee.exp2, graph.exp2, "2**a (inf on overflow).")
 log2 = _unary("log2", ieee.log2, graph.log2, "Base-2 logarithm (-inf at 0, nan below 0).")
 recip = _unary("recip", ieee.recip, graph.recip, "1/a (±inf at ±0).")
+floor = _unary("floor", ieee.floor, graph.floor, "The largest whole number ≤ a (slope 0).")
 
 
 def abs(a: Number) -> Number:

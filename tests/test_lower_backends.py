@@ -58,7 +58,7 @@ MAX_EXEMPT = 0.15
 
 
 def _unary(rng: random.Random, a: Node) -> Node:
-    pick = rng.randrange(13)
+    pick = rng.randrange(14)
     forms = [
         a.sin,
         a.cos,
@@ -73,6 +73,7 @@ def _unary(rng: random.Random, a: Node) -> Node:
         lambda: g.log2(1.0 + a * a),  # exp and log are primitives: exp2, log2 by name
         lambda: (1.0 + a * a).sqrt(),
         lambda: g.exp2(a) * a,
+        lambda: g.floor(a * 4.0) * a,  # a step (slope 0) times a: the product rule sees it
     ]
     return g.as_node(forms[pick]())
 

@@ -181,6 +181,7 @@ inline float log(float x) { return std::log(x); }
 inline float exp2(float x) { return std::exp2(x); }
 inline float log2(float x) { return std::log2(x); }
 inline float tanh(float x) { return std::tanh(x); }
+inline float floor(float x) { return std::floor(x); }
 inline float atan2(float y, float x) { return std::atan2(y, x); }
 } }
 """

@@ -381,6 +381,10 @@ def log2(a: Operand) -> Node:
     return _unary("log2", a)
 
 
+def floor(a: Operand) -> Node:
+    return _unary("floor", a)
+
+
 def tanh(a: Operand) -> Node:
     return _unary("tanh", a)
 

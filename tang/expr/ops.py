@@ -227,6 +227,22 @@ _REGISTRY: tuple[Primitive, ...] = (
         sympy=lambda sp, a: sp.tanh(a),
         numpy=lambda np, a: np.tanh(a),
     ),
+    # floor: the largest whole number ≤ a; its derivative is 0 wherever it has one. Whole
+    # numbers below 2**24 are exact in f32, so floor unpacks small integers packed into one
+    # f32 value (quantized weights: several 4-bit codes per word) on every backend.
+    Primitive(
+        "floor",
+        1,
+        ieee.floor,
+        lambda d, g, out, a: (None,),
+        "⌊x⌋",
+        "⌊{0}⌋",
+        "0 (flat between the whole numbers)",
+        call="floor",
+        library=True,
+        sympy=lambda sp, a: sp.floor(a),
+        numpy=lambda np, a: np.floor(a),
+    ),
     Primitive(
         "atan2",
         2,

@@ -116,6 +116,7 @@ FUNCTIONS: dict[str, tuple[int, int | None, Callable[..., Value]]] = {
     "exp2": (1, 1, g.exp2),
     "log2": (1, 1, g.log2),
     "recip": (1, 1, g.recip),
+    "floor": (1, 1, g.floor),
 }
 CONDITION_FUNCTIONS = frozenset({"where"})  # whose first argument is a comparison
 

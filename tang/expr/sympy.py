@@ -72,6 +72,7 @@ def _sympy_number(sp: Any, v: float) -> Any:
 # sympy function class name -> the parser's function of the same meaning
 _SAME_AS_PARSER = {
     "sin": "sin",
+    "floor": "floor",
     "cos": "cos",
     "tan": "tan",
     "exp": "exp",

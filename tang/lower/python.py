@@ -14,7 +14,7 @@ from .program import Program
 IMPORTS = [
     "from tang.ieee import INF as _inf, NAN as _nan",
     "from tang.ieee import atan2 as _atan2, cos as _cos, exp as _exp, exp2 as _exp2",
-    "from tang.ieee import log as _log, log2 as _log2",
+    "from tang.ieee import floor as _floor, log as _log, log2 as _log2",
     "from tang.ieee import recip as _recip, sin as _sin, sqrt as _sqrt, tanh as _tanh",
 ]
 

@@ -282,13 +282,13 @@ def _initial_array(w: _Writer, name: str, size: int, value: float, lane: str) ->
 
 
 def _split_reduction(w: _Writer, sc: _Scope, lanes: int, state: Sequence[str]) -> None:
-    """Fold a one-variable reduction into ``lanes`` interleaved partial states (step ``k``
-    into lane ``k mod lanes``: independent, so the compiler vectorises them), then
-    combine the lanes into ``state``."""
+    """Fold a reduction into ``lanes`` interleaved partial states (step ``k`` of its last
+    variable into lane ``k mod lanes``: independent, so the compiler vectorises them; the
+    other reduction variables loop around), then combine the lanes into ``state``."""
     comp, st, p = sc.comp, w.printer, sc.p
     monoid = comp.monoid
     assert monoid is not None
-    ((r, extent),) = comp.reduce
+    *outer, (r, extent) = comp.reduce
     cells = [f"{p}l{k}" for k in range(monoid.arity)]
     for name, v in zip(cells, monoid.identity):
         _initial_array(w, name, lanes, v, f"{p}i")
@@ -303,6 +303,8 @@ def _split_reduction(w: _Writer, sc: _Scope, lanes: int, state: Sequence[str]) -
         targets = list(lane_state.values())
         _fold(w, monoid, range(monoid.arity), lane_state, element, targets, p)
 
+    for n, e in outer:
+        w.loop(sc.local[n], e)
     if whole:
         w.loop(f"{p}k", whole // lanes)
         w.loop(lane, lanes)
@@ -312,6 +314,8 @@ def _split_reduction(w: _Writer, sc: _Scope, lanes: int, state: Sequence[str]) -
     if extent % lanes:
         w.loop(lane, extent % lanes)
         fold(whole)
+        w.end_loop()
+    for _ in outer:
         w.end_loop()
     w.loop(lane, lanes)
     _fold(

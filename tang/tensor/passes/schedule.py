@@ -69,6 +69,7 @@ BLOCK = (6, 32)
 # the partial states of a split reduction, and the least reduction length for one
 LANES = 32
 LANES_MIN_REDUCTION = 64
+LANES_MIN_LAST = 8  # with several reduction variables, the least extent of the split one
 
 
 @dataclass(frozen=True)
@@ -253,10 +254,17 @@ def _blocked_plan(comp: Comprehension, block: tuple[int, int]) -> Plan | None:
 
 
 def lanes_plan(comp: Comprehension, lanes: int, least: int) -> Plan | None:
-    """A split reduction over ``lanes`` partial states, for a one-variable reduction of at
-    least ``least`` steps that no guard stops early (else None)."""
-    if lanes < 2 or len(comp.reduce) != 1 or comp.reduce[0][1] < least:
+    """A split reduction over ``lanes`` partial states, for a reduction of at least
+    ``least`` steps that no guard stops early (else None). With several reduction
+    variables the last one is split (at most its extent in lanes, and at least
+    LANES_MIN_LAST of them), the others loop around it."""
+    if lanes < 2 or not comp.reduce or math.prod(e for _, e in comp.reduce) < least:
         return None
+    last = comp.reduce[-1][1]
+    if len(comp.reduce) > 1:
+        if last < LANES_MIN_LAST:
+            return None
+        lanes = min(lanes, last)
     if loop_stop(comp) is not None:
         return None
     return Plan("lanes", lanes=lanes)
