@@ -338,3 +338,33 @@ def test_the_best_device_is_the_default() -> None:
     x = T.input("x", (4,))
     out = T.run(T.graph(y=T.exp(x)), {"x": [0.0, 1.0, 2.0, 3.0]})
     assert out["y"] == pytest.approx([math.exp(v) for v in range(4)], rel=1e-6)
+
+
+def test_bound_buffers_chain_graphs_and_a_swap_carries_state(cpu) -> None:
+    """``bind`` points a graph at another's buffers (no copy; release leaves them alone);
+    ``swap`` makes an output the next call's input, so a state stays on the device."""
+    x = T.input("x", (2,))
+    double = T.graph(y=x * 2.0)
+    first, second = T.Compiled(double, cpu), T.Compiled(double, cpu)
+    first({"x": [1.0, 2.0]})
+    second.bind(x=first.buffers["y"])
+    assert second()["y"] == [4.0, 8.0]
+    second.release()
+    assert first.buffers["y"].handle is not None  # still the first graph's
+    assert list(cpu.read(first.buffers["y"])) == [2.0, 4.0]
+
+    s = T.input("s", (3,))
+    counter = T.Compiled(T.graph(s_next=s + 1.0), cpu)
+    counter.write({"s": [0.0, 10.0, 20.0]})
+    for _ in range(3):
+        counter.dispatch()
+        counter.swap("s", "s_next")
+    assert list(cpu.read(counter.buffers["s"])) == [3.0, 13.0, 23.0]
+
+    third = T.Compiled(double, cpu)
+    with pytest.raises(TensorIRError, match="no buffer 'z'"):
+        third.bind(z=first.buffers["y"])
+    with pytest.raises(TensorIRError, match="a buffer of 2 elements"):
+        third.bind(x=cpu.empty(1))
+    with pytest.raises(TensorIRError, match="this graph's device"):
+        third.bind(x=gpu.CPUDevice().empty(2))

@@ -132,6 +132,7 @@ class Compiled:
         self.workgroups = prefers_workgroups(self.device) if workgroups is None else workgroups
         self.allocations: list[Allocation] = []
         self.buffers: dict[str, Any] = {}
+        self._borrowed: set[str] = set()  # names bound to buffers this object does not own
         self._written: set[str] = set()
         self._kind = "list"  # the output kind the last inputs asked for
         shapes = {**graph.inputs, **graph.buffers()}
@@ -273,6 +274,39 @@ class Compiled:
         self._kind = kind
         return kind
 
+    def bind(self, **buffers: Any) -> None:
+        """Point inputs or outputs at device buffers made elsewhere (no copy): one compiled
+        graph then serves many weight sets, and one step's output is the next one's input.
+        A bound buffer stays its owner's: ``release`` leaves it alone."""
+        for name, buf in buffers.items():
+            own = self.buffers.get(name)
+            if own is None:
+                known = ", ".join(self.buffers)
+                raise TensorIRError(f"the graph has no buffer {name!r} (its buffers: {known})")
+            if buf is own:
+                continue
+            if getattr(buf, "device", None) is not self.device:
+                raise TensorIRError(f"{name}: a buffer of this graph's device, not {buf!r}")
+            if buf.size < own.size:
+                raise TensorIRError(f"{name}: a buffer of {own.size} elements, not {buf.size}")
+            if name not in self._borrowed:
+                own.release()
+            self.buffers[name] = buf
+            self._borrowed.add(name)
+            if name in self.graph.inputs:
+                self._written.add(name)
+
+    def swap(self, a: str, b: str) -> None:
+        """Exchange the buffers behind ``a`` and ``b`` (a state carried from one call to the
+        next, like a cache that is an input and an output, stays on the device)."""
+        ba, bb = self.buffers[a], self.buffers[b]
+        if ba.size != bb.size:
+            raise TensorIRError(f"{a} and {b} hold {ba.size} and {bb.size} elements")
+        self.buffers[a], self.buffers[b] = bb, ba
+        borrowed = {a, b} & self._borrowed
+        if len(borrowed) == 1:
+            self._borrowed ^= {a, b}
+
     def dispatch(self) -> None:
         """Run every kernel, in order, on what the buffers hold now: recorded into one
         command buffer and submitted once (the CPU device runs them as they come)."""
@@ -314,9 +348,10 @@ class Compiled:
         return result
 
     def release(self) -> None:
-        """Free the device buffers now."""
-        for buf in self.buffers.values():
-            buf.release()
+        """Free the device buffers now (not those bound from elsewhere)."""
+        for name, buf in self.buffers.items():
+            if name not in self._borrowed:
+                buf.release()
         self.buffers.clear()
 
 
