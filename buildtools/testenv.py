@@ -1,5 +1,5 @@
-"""`python build.py test`: install what the tests need (pip extras, Debian packages), build,
-run pytest over tests/ and e2e/."""
+"""`python build.py test`: install what the tests need (pip extras, Debian packages, the
+model file), build, run pytest over tests/ and e2e/."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 from .common import DIST, ROOT, BuildError, log, run_tool
+from .fetch import fetch_model
 from .site import build
 
 APT_PACKAGES = (
@@ -121,6 +122,7 @@ def test(pytest_args: list[str]) -> int:
     started = time.perf_counter()
     ensure_test_requirements()
     build(DIST)
+    fetch_model()  # tests/conftest.py's smollm2_gguf: the GGUF reader and LLM tests need it
     targets = [d for d in ("tests", "e2e") if (ROOT / d).is_dir()]
     if any(Path(ROOT, a.split("::")[0]).exists() for a in pytest_args if not a.startswith("-")):
         targets = []  # the caller named what to run
