@@ -1,0 +1,360 @@
+"""A Llama model resident on a ``tang.gpu`` device: the block and head graphs of
+``tang.llm.model`` compiled once per token count, every weight and both caches of every
+block in device buffers written once, and a forward step that binds them per block.
+
+    model = Llama.from_gguf(path, device="c")   # or "native", "cpu", "reference"
+    logits = model.forward([1, 2, 3], pos=0)    # (T, vocab) rows; the cache remembers
+
+``device="reference"`` runs the same graphs with ``tang.tensor.evaluate`` (numpy, f64):
+the oracle the compiled devices are checked against.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from array import array
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from ..tensor.comprehension import TensorGraph
+from .model import (
+    BLOCK_WEIGHTS,
+    DENSE,
+    LlamaConfig,
+    block_graph,
+    head_graph,
+    weight_inputs,
+)
+from .quantized import pack, packable
+
+REFERENCE = "reference"  # the device name of the numpy evaluator
+MIN_BUCKET = 8  # prefill lengths are padded to a power of two at least this long
+MIN_CAPACITY = 256  # the smallest cache ``reserve`` grows to
+
+
+def bucket(tokens: int) -> int:
+    """The token count a step of ``tokens`` runs at: 1 for decode, else the next power of
+    two (so a handful of compiled graphs serve every prompt length)."""
+    if tokens <= 1:
+        return 1
+    return max(MIN_BUCKET, 1 << (tokens - 1).bit_length())
+
+
+class Llama:
+    """A Llama-family model on one device, with a key/value cache of ``capacity`` rows."""
+
+    def __init__(
+        self,
+        cfg: LlamaConfig,
+        weights: Callable[[str, str], Any],
+        embedding: Callable[[int], Sequence[float]],
+        device: Any = None,
+        *,
+        capacity: int = 512,
+        formats: Mapping[str, str] | None = None,
+    ) -> None:
+        """``weights(name, format)`` gives a GGUF tensor by name: flat f32 numbers (numpy or
+        array) for the dense format, else its packed buffers by part (``tang.llm.quantized``);
+        ``formats``: each weight's format by its graph name ("wq", …, "output"; dense when
+        absent); ``embedding(token)`` one row of the token embedding (looked up on the host:
+        a row read, not a product)."""
+        if not 1 <= capacity <= cfg.context:
+            raise ValueError(f"capacity is 1 … {cfg.context} (the model's context), not {capacity}")
+        self.cfg = cfg
+        self.capacity = capacity
+        self.embedding = embedding
+        self.formats = dict(formats or {})
+        self.reference = device == REFERENCE
+        self.timings = {"load": 0.0, "compile": 0.0}
+        start = time.perf_counter()
+        values = self._load(weights)
+        if self.reference:
+            import numpy as np
+
+            self.device = None
+            shapes = self._shapes()
+            self.host = {k: np.asarray(v, np.float64).reshape(shapes[k]) for k, v in values.items()}
+        else:
+            from ..tensor.runtime import _device
+
+            self.device = dev = _device(device)
+            self.buffers = {k: dev.buffer(v) for k, v in values.items()}
+            self.pos_buffer = dev.empty(1)
+            self.x_buffers: dict[int, list[Any]] = {}
+        self._allocate_caches()
+        self.timings["load"] = time.perf_counter() - start
+        self._compiled: dict[int, tuple[Any, Any]] = {}
+
+    # ---- loading ----
+    @classmethod
+    def from_gguf(
+        cls, source: Any, device: Any = None, *, capacity: int = 512, quantized: bool = True
+    ) -> Llama:
+        """The model in a GGUF file (a path or an open ``tang.io.gguf`` file). With
+        ``quantized`` its Q4_1 and Q8_0 matrices stay packed on the device (dequantized in
+        the products); otherwise every weight is f32."""
+        from ..io import gguf
+
+        f = source if isinstance(source, gguf.GGUFFile) else gguf.read(source)
+        cfg = LlamaConfig.from_gguf(f.metadata)
+        tied = "output.weight" not in f.tensors
+        embedding = f.tensor("token_embd.weight")
+        width = cfg.width
+
+        def stored(name: str) -> str:
+            return "token_embd.weight" if name == "output.weight" and tied else name
+
+        def weight(name: str, fmt: str) -> Any:
+            info = f.tensors[stored(name)]
+            if fmt == DENSE:
+                return f.tensor(info.name)
+            return pack(f.data(info.name), fmt, *info.shape)
+
+        formats = {}
+        if quantized:
+            for short, long in {**BLOCK_WEIGHTS, "output": "output.weight"}.items():
+                info = f.tensors[stored(long if short == "output" else f"blk.0.{long}")]
+                if packable(info.type, info.shape):
+                    formats[short] = info.type
+        if hasattr(embedding, "reshape"):
+            rows = embedding.reshape(cfg.vocab, width)
+
+            def row(token: int) -> Any:
+                return rows[token]
+        else:
+
+            def row(token: int) -> Any:
+                return embedding[token * width : (token + 1) * width]
+
+        return cls(cfg, weight, row, device, capacity=capacity, formats=formats)
+
+    def _weight_inputs(self, short: str, shape: tuple[int, ...]) -> dict[str, tuple[int, ...]]:
+        return weight_inputs(short, shape, self.formats.get(short, DENSE))
+
+    def _load(self, weights: Callable[[str, str], Any]) -> dict[str, Any]:
+        """Every weight's values by ``layer.input`` name (the graphs' input names)."""
+        cfg, out = self.cfg, {}
+        named = [
+            (f"{layer}.", short, f"blk.{layer}.{long}")
+            for layer in range(cfg.layers)
+            for short, long in BLOCK_WEIGHTS.items()
+        ]
+        named += [("", "norm", "output_norm.weight"), ("", "output", "output.weight")]
+        for prefix, short, name in named:
+            fmt = self.formats.get(short, DENSE)
+            value = weights(name, fmt)
+            if fmt == DENSE:
+                out[prefix + short] = value
+            else:
+                out.update({f"{prefix}{short}_{part}": v for part, v in value.items()})
+        return out
+
+    def _shapes(self) -> dict[str, tuple[int, ...]]:
+        cfg, shapes = self.cfg, {}
+        for short, shape in cfg.block_shapes().items():
+            for name, s in self._weight_inputs(short, shape).items():
+                shapes |= {f"{layer}.{name}": s for layer in range(cfg.layers)}
+        shapes |= self._weight_inputs("output", (cfg.vocab, cfg.width))
+        return {**shapes, "norm": (cfg.width,)}
+
+    @property
+    def block_inputs(self) -> list[str]:
+        """The weight inputs of a block graph (the same in every block)."""
+        block = self.cfg.block_shapes()
+        return [n for short, shape in block.items() for n in self._weight_inputs(short, shape)]
+
+    @property
+    def head_inputs(self) -> list[str]:
+        return ["norm", *self._weight_inputs("output", (self.cfg.vocab, self.cfg.width))]
+
+    @property
+    def weight_bytes(self) -> int:
+        """Bytes of weights a decode step reads (every block's and the head's)."""
+        return 4 * sum(math.prod(s) for s in self._shapes().values())
+
+    def _allocate_caches(self) -> None:
+        """Both caches of every block, empty: two host arrays on the reference, four device
+        buffers elsewhere (the cache read and the one written, swapped after each step)."""
+        cfg = self.cfg
+        shape = (cfg.kv_heads, self.capacity, cfg.head_dim)
+        if self.reference:
+            import numpy as np
+
+            self.caches = [[np.zeros(shape), np.zeros(shape)] for _ in range(cfg.layers)]
+        else:
+            rows = shape[0] * shape[1] * shape[2]
+            self.caches = [[self.device.empty(rows) for _ in range(4)] for _ in range(cfg.layers)]
+
+    def reserve(self, positions: int) -> None:
+        """Make the cache hold at least ``positions`` rows: the next power of two (at least
+        MIN_CAPACITY, at most the context); the cache then starts empty and the graphs are
+        compiled again for the new size (their kernels are cached on disk)."""
+        if positions <= self.capacity:
+            return
+        if positions > self.cfg.context:
+            raise ValueError(
+                f"{positions} positions exceed the model's context of {self.cfg.context}"
+            )
+        self.release_graphs()
+        self.capacity = min(self.cfg.context, max(MIN_CAPACITY, 1 << (positions - 1).bit_length()))
+        self._allocate_caches()
+
+    @property
+    def parameters(self) -> int:
+        return self.cfg.parameters
+
+    # ---- graphs ----
+    def graphs(self, tokens: int) -> tuple[TensorGraph, TensorGraph]:
+        """The block and head graphs a step of ``tokens`` (a bucket) runs."""
+        block = block_graph(self.cfg, tokens, self.capacity, self.formats)
+        return block, head_graph(self.cfg, tokens, self.formats.get("output", DENSE))
+
+    def compiled(self, tokens: int) -> tuple[Any, Any]:
+        """The block and head graphs for ``tokens`` compiled on the device (once)."""
+        found = self._compiled.get(tokens)
+        if found is None:
+            start = time.perf_counter()
+            block, head = self.graphs(tokens)
+            if self.reference:
+                found = (block, head)
+            else:
+                from ..tensor.runtime import Compiled
+
+                found = (Compiled(block, self.device), Compiled(head, self.device))
+                found[1].bind(**{n: self.buffers[n] for n in self.head_inputs})
+            self._compiled[tokens] = found
+            self.timings["compile"] += time.perf_counter() - start
+        return found
+
+    def kernels_per_step(self, tokens: int = 1) -> int:
+        """Kernels one forward step dispatches (every block's, then the head's)."""
+        block, head = self.compiled(tokens)
+        if self.reference:
+            return self.cfg.layers * len(block.comprehensions) + len(head.comprehensions)
+        return self.cfg.layers * len(block.steps) + len(head.steps)
+
+    # ---- running ----
+    def _rows(self, tokens: Sequence[int], width: int) -> list[float] | Any:
+        for t in tokens:
+            if not 0 <= t < self.cfg.vocab:
+                raise ValueError(f"token {t} is outside the vocabulary (0 … {self.cfg.vocab - 1})")
+        rows = [self.embedding(t) for t in tokens]
+        if rows and hasattr(rows[0], "dtype"):
+            import numpy as np
+
+            out = np.zeros((width, self.cfg.width), np.float32)
+            out[: len(rows)] = rows
+            return out
+        flat = array("f")
+        for r in rows:
+            flat.extend(r)
+        flat.extend(array("f", bytes(4 * self.cfg.width * (width - len(rows)))))
+        return flat
+
+    def forward(self, tokens: Sequence[int], pos: int) -> Any:
+        """Logits (one row per token, numpy when it is present) for ``tokens`` at positions
+        ``pos …``; their keys and values join the cache, which holds positions 0 … pos-1."""
+        n = len(tokens)
+        if n < 1:
+            raise ValueError("forward needs at least one token")
+        if pos < 0 or pos + n > self.capacity:
+            raise ValueError(
+                f"positions {pos} … {pos + n - 1} do not fit the cache of {self.capacity}"
+            )
+        width = bucket(n)
+        x = self._rows(tokens, width)
+        if self.reference:
+            return self._forward_reference(x, pos, width)[:n]
+        block, head = self.compiled(width)
+        dev = self.device
+        pair = self.x_buffers.get(width)
+        if pair is None:
+            pair = self.x_buffers[width] = [dev.empty(width * self.cfg.width) for _ in range(2)]
+        dev.write(pair[0], x)
+        dev.write(self.pos_buffer, array("f", [float(pos)]))
+        with dev.batch():
+            for layer in range(self.cfg.layers):
+                k_in, v_in, k_out, v_out = self.caches[layer]
+                names = {k: self.buffers[f"{layer}.{k}"] for k in self.block_inputs}
+                block.bind(
+                    x=pair[layer % 2],
+                    y=pair[1 - layer % 2],
+                    pos=self.pos_buffer,
+                    k_cache=k_in,
+                    v_cache=v_in,
+                    k_next=k_out,
+                    v_next=v_out,
+                    **names,
+                )
+                block.dispatch()
+                self.caches[layer] = [k_out, v_out, k_in, v_in]  # next step reads the new cache
+            head.bind(x=pair[self.cfg.layers % 2])
+            head.dispatch()
+        raw = dev.read(head.buffers["logits"])
+        return _logit_rows(raw, n, self.cfg.vocab)
+
+    def _forward_reference(self, x: Any, pos: int, width: int) -> Any:
+        import numpy as np
+
+        from ..tensor.evaluate import evaluate
+
+        block, head = self.compiled(width)
+        x = np.asarray(x, np.float64).reshape(width, self.cfg.width)
+        p = np.array([float(pos)])
+        for layer in range(self.cfg.layers):
+            w = {k: self.host[f"{layer}.{k}"] for k in self.block_inputs}
+            k_in, v_in = self.caches[layer]
+            out = evaluate(block, {**w, "x": x, "pos": p, "k_cache": k_in, "v_cache": v_in})
+            x = out["y"]
+            self.caches[layer] = [out["k_next"], out["v_next"]]
+        out = evaluate(head, {"x": x, **{n: self.host[n] for n in self.head_inputs}})
+        return out["logits"]
+
+    def release_graphs(self) -> None:
+        """Drop the compiled graphs and the caches (``reserve`` makes new ones)."""
+        if not self.reference:
+            for compiled in self._compiled.values():
+                for c in compiled:
+                    c.release()
+            for layer in self.caches:
+                for buf in layer:
+                    buf.release()
+            for pair in self.x_buffers.values():
+                for buf in pair:
+                    buf.release()
+            self.x_buffers.clear()
+        self._compiled.clear()
+
+    def release(self) -> None:
+        """Free every device buffer now."""
+        self.release_graphs()
+        if not self.reference:
+            for buf in self.buffers.values():
+                buf.release()
+            self.pos_buffer.release()
+
+
+def _logit_rows(raw: array, rows: int, vocab: int) -> Any:
+    try:
+        import numpy as np
+    except ImportError:
+        return [raw[r * vocab : (r + 1) * vocab] for r in range(rows)]
+    return np.frombuffer(raw, np.float32, rows * vocab).reshape(rows, vocab)
+
+
+def weights_from(tensors: Mapping[str, Any]) -> Callable[[str, str], Any]:
+    """A ``weights`` callable over a mapping of GGUF names to dense f32 values (tied output
+    when absent)."""
+
+    def weight(name: str, fmt: str = DENSE) -> Any:
+        if fmt != DENSE:
+            raise ValueError(f"{name}: these weights are dense, not {fmt}")
+        if name == "output.weight" and name not in tensors:
+            return tensors["token_embd.weight"]
+        return tensors[name]
+
+    return weight
+
+
+__all__ = ["REFERENCE", "Llama", "bucket", "weights_from"]
