@@ -216,7 +216,7 @@ _IDLE_HOOKS: list[Callable[[], Any]] = []
 _warming: dict[str, Any] = {"hook": 0, "step": 0, "imports": []}
 
 # Modules of this package that are not demos (never imported to find hooks).
-NOT_DEMOS = frozenset({"api", "common", "__main__"})
+NOT_DEMOS = frozenset({"api", "common", "__main__", "llm"})  # llm: desktop only (issue 22)
 
 
 def warm_up_hook(fn: Callable[[int], bool]) -> Callable[[int], bool]:

@@ -11,7 +11,7 @@ import shlex
 
 import pytest
 
-OPENS_A_DEVICE = ("tang run", "demos.transformer")
+OPENS_A_DEVICE = ("tang run", "demos.transformer", "demos.llm")
 TRAINS = ("demos.quantum_poet",)
 
 

@@ -11,7 +11,9 @@ silently.
 
 from __future__ import annotations
 
+import importlib
 import inspect
+import json
 import os
 import queue
 import re
@@ -47,7 +49,13 @@ ELSEWHERE = {
     # needs the network: its requirements are read from the built metadata instead; wgpu-py
     # itself runs in tests/test_gpu_native.py
     "pip install '.[native]'": "test_pip_install_gives_a_library_with_no_dependency",
+    # the model download: the same function fetches it for the tests (tests/conftest.py)
+    "python build.py model": "test_gguf.py::test_fetch_model_and_build_py_model",
+    # a server that runs until stopped: started on a free port, then the README's curl and
+    # openai examples are run against it
+    "python -m demos.llm serve --port 8000": "test_the_llm_server_examples_run",
 }
+SERVER_URL = "http://127.0.0.1:8000"  # what the README's server examples talk to
 
 
 def blocks(language: str) -> list[str]:
@@ -72,11 +80,18 @@ def test_every_command_is_run_here_or_listed_with_its_test() -> None:
     found = commands()
     assert len(found) >= 8, found
     for command in found:
-        runnable = command.startswith("python -m ")
+        runnable = command.startswith("python -m ") or server_example(command)
         assert runnable or command in ELSEWHERE, f"no test runs the README command {command!r}"
     assert set(ELSEWHERE) <= set(found), "ELSEWHERE lists a command the README no longer has"
     for test in set(ELSEWHERE.values()) - {"the suite itself (.ci/run)"}:
-        assert test in globals(), test
+        path, _, name = test.rpartition("::")
+        module = importlib.import_module(f"tests.{path.removesuffix('.py')}") if path else None
+        assert name in (vars(module) if module else globals()), test
+
+
+def server_example(code: str) -> bool:
+    """A README example that talks to the LLM server (run by test_the_llm_server_examples_run)."""
+    return SERVER_URL in code
 
 
 def command_sessions() -> list[list[str]]:
@@ -85,7 +100,11 @@ def command_sessions() -> list[list[str]]:
     sessions = []
     for body in blocks("sh"):
         argvs = (shlex.split(line, comments=True) for line in body.splitlines())
-        session = [shlex.join(a) for a in argvs if a and shlex.join(a).startswith("python -m ")]
+        session = [
+            shlex.join(a)
+            for a in argvs
+            if a and shlex.join(a).startswith("python -m ") and shlex.join(a) not in ELSEWHERE
+        ]
         if session:
             sessions.append(session)
     return sessions
@@ -106,7 +125,11 @@ def test_python_m_commands(session: list[str], tmp_path: Path) -> None:
         assert proc.stdout.strip(), f"{command} printed nothing"
 
 
-@pytest.mark.parametrize("snippet", blocks("python"), ids=lambda s: s.splitlines()[0][:40])
+@pytest.mark.parametrize(
+    "snippet",
+    [s for s in blocks("python") if not server_example(s)],
+    ids=lambda s: s.splitlines()[0][:40],
+)
 def test_python_snippet(snippet: str, tmp_path: Path) -> None:
     proc = subprocess.run(
         [sys.executable, "-c", snippet],
@@ -275,3 +298,47 @@ def test_build_py_help_shows_every_default(command: str) -> None:
     if command == "serve":
         text = " ".join(proc.stdout.split())
         assert "(default: 8000)" in text and "http://127.0.0.1:PORT/" in text
+
+
+@pytest.mark.toolchain  # the server runs the model on the compiled C device
+def test_the_llm_server_examples_run(tmp_path: Path) -> None:
+    """The README's server command, on a free port, answers its curl and openai examples."""
+    pytest.importorskip("openai", reason="the openai client is in the dev extra")
+    pytest.importorskip("starlette", reason="the server needs the serve extra")
+    if shutil.which("curl") is None:
+        pytest.skip("no curl here: the same request is made with the openai client below")
+    argv = [sys.executable, "-m", "demos.llm", "serve", "--port", "0", "--device", "c"]
+    server = subprocess.Popen(
+        argv, cwd=tmp_path, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    lines: queue.Queue[str] = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(x) for x in server.stdout], daemon=True).start()
+    try:
+        url = None
+        deadline = time.monotonic() + 240
+        while url is None and time.monotonic() < deadline:
+            try:
+                found = re.search(r"http://127\.0\.0\.1:\d+", lines.get(timeout=5))
+            except queue.Empty:
+                assert server.poll() is None, "the server stopped"
+                continue
+            url = found.group() if found else None
+        assert url, "the server printed no URL"
+        examples = [c for c in commands() if server_example(c)]
+        examples += [s for s in blocks("python") if server_example(s)]
+        assert len(examples) == 2, examples
+        curl, client = (x.replace(SERVER_URL, url) for x in examples)
+        proc = subprocess.run(shlex.split(curl), capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr
+        assert json.loads(proc.stdout)["choices"][0]["message"]["content"]
+        proc = subprocess.run(
+            [sys.executable, "-c", client], env=ENV, capture_output=True, text=True, timeout=300
+        )
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.strip(), "the openai example printed nothing"
+    finally:
+        server.send_signal(signal.SIGINT)
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()
