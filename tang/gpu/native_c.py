@@ -173,28 +173,29 @@ class CDevice(CPUDevice):
         return library
 
     # ---- dispatch ----
-    def _bind(self, kernel: Kernel, bindings: Any) -> list[tuple[None, Any]]:
-        """Buffers (owned by this device) and counts, in the C function's parameter order:
-        checked, and nothing built per call (a step binds every buffer of its graph)."""
+    def _bind(self, kernel: Kernel, bindings: Any) -> list[tuple[bool, int]]:
+        """(is a buffer, its address or the count) in the C function's parameter order:
+        buffers checked to be this device's and alive, counts to be whole numbers ≥ 0 (a
+        model step binds some 2,000 buffers a token, so nothing else is built per call)."""
         if isinstance(bindings, Mapping):
             raise DataError("a C kernel takes its bindings as a list, in parameter order")
         out = []
         for value in bindings:
+            if value.__class__ is Buffer and value.device is self and value.handle is not None:
+                out.append((True, value.handle.buffer_info()[0]))
+                continue
             if isinstance(value, Buffer):
-                self._own(value)
-            elif isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                self._own(value)  # raises, saying why
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise DataError(f"a C kernel takes buffers and counts, not {value!r}")
-            out.append((None, value))
+            out.append((False, value))
         return out
 
     def _dispatch(self, kernel: Kernel, bound: list, n: int, groups: tuple[int, int]) -> None:
         fn = kernel.handle
-        values = [value for _, value in bound]
         if fn.argtypes is None:  # fixed at the first call: pointers, then counts as size_t
-            fn.argtypes = [
-                ctypes.c_void_p if isinstance(v, Buffer) else ctypes.c_size_t for v in values
-            ]
-        fn(*(v.handle.buffer_info()[0] if isinstance(v, Buffer) else v for v in values))
+            fn.argtypes = [ctypes.c_void_p if pointer else ctypes.c_size_t for pointer, _ in bound]
+        fn(*[value for _, value in bound])
 
 
 __all__ = ["CDevice", "CKernel", "cache_dir", "find_compiler"]

@@ -11,6 +11,7 @@ the oracle the compiled devices are checked against.
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from array import array
@@ -158,15 +159,23 @@ class Llama:
         shapes |= self._weight_inputs("output", (cfg.vocab, cfg.width))
         return {**shapes, "norm": (cfg.width,)}
 
-    @property
+    @functools.cached_property
     def block_inputs(self) -> list[str]:
         """The weight inputs of a block graph (the same in every block)."""
         block = self.cfg.block_shapes()
         return [n for short, shape in block.items() for n in self._weight_inputs(short, shape)]
 
-    @property
+    @functools.cached_property
     def head_inputs(self) -> list[str]:
         return ["norm", *self._weight_inputs("output", (self.cfg.vocab, self.cfg.width))]
+
+    @functools.cached_property
+    def _block_buffers(self) -> list[dict[str, Any]]:
+        """Each block's weight buffers by graph input name (what a step binds)."""
+        return [
+            {k: self.buffers[f"{layer}.{k}"] for k in self.block_inputs}
+            for layer in range(self.cfg.layers)
+        ]
 
     @property
     def weight_bytes(self) -> int:
@@ -276,7 +285,6 @@ class Llama:
         with dev.batch():
             for layer in range(self.cfg.layers):
                 k_in, v_in, k_out, v_out = self.caches[layer]
-                names = {k: self.buffers[f"{layer}.{k}"] for k in self.block_inputs}
                 block.bind(
                     x=pair[layer % 2],
                     y=pair[1 - layer % 2],
@@ -285,7 +293,7 @@ class Llama:
                     v_cache=v_in,
                     k_next=k_out,
                     v_next=v_out,
-                    **names,
+                    **self._block_buffers[layer],
                 )
                 block.dispatch()
                 self.caches[layer] = [k_out, v_out, k_in, v_in]  # next step reads the new cache

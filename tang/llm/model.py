@@ -169,26 +169,18 @@ def rope_at(x: Tensor, pos: Tensor, base: float) -> Tensor:
 
 
 def cache_update(cache: Tensor, new: Tensor, pos: Tensor) -> Tensor:
-    """The cache (H, S, D) with rows pos … pos+T-1 replaced by ``new`` (T, H, D); rows
-    past them keep whatever they held (the mask hides them)."""
-    capacity = cache.shape[1]
+    """The cache (H, S, D) with rows pos … pos+T-1 replaced by ``new`` (T, H, D), in one
+    pass over the cache (each row read and written once); rows past them keep whatever
+    they held (the mask hides them)."""
     t_len = new.shape[0]
-    placed = comprehend(
-        "hsd",
-        [(new, "thd"), (pos, "z")],
-        lambda ix, v, p: g.select(g.eq(ix["s"], p + ix["t"]), v, 0.0),
-        extents={"s": capacity},
-        index=True,
-    )
-    if t_len == capacity:  # every row is new
-        return placed
-    kept = ops.map_(
-        lambda ix, c, p: g.select(g.lt(ix[1], p), c, g.select(g.lt(ix[1], p + t_len), 0.0, c)),
-        cache,
-        pos,
-        index=True,
-    )
-    return kept + placed
+
+    def body(ix: Any, old: Any, value: Any, p: Any) -> Any:
+        s, t = ix["s"], ix["t"]
+        placed = g.select(g.eq(s, p + t), value, 0.0)  # the one t that lands on row s
+        kept = g.select(g.lt(s, p), old, g.select(g.lt(s, p + t_len), 0.0, old))
+        return placed + g.select(g.eq(t, 0.0), kept, 0.0)  # the old row counted once
+
+    return comprehend("hsd", [(cache, "hsd"), (new, "thd"), (pos, "z")], body, index=True)
 
 
 def attend(q: Tensor, keys: Tensor, values: Tensor, pos: Tensor) -> Tensor:
