@@ -1,0 +1,157 @@
+"""SmolLM2-135M-Instruct decoded by tang's kernels, each figure beside its peer measured in
+the same run: decode and prefill tokens per second on tang's devices next to llama.cpp
+(llama-cpp-python, on the same GGUF file) and the transformers f32 reference; the fraction
+of the speed of light (weight bytes read per decode token against the device's copy
+bandwidth, measured by a copy kernel in this run); kernels per decode step; speculative
+(prompt-lookup) acceptance and speed-up.
+
+    python benchmarks/llm.py [--model PATH] [--device c,native] [--tokens 64] [--no-peers]
+
+The peers are optional (a benchmark environment: pip install llama-cpp-python transformers
+torch accelerate gguf); an absent one is named, not guessed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import roofline
+
+import tang.gpu as gpu
+from tang.io import gguf
+from tang.io.models import find_model
+from tang.llm.engine import Llama
+from tang.llm.generate import Stats, generate
+from tang.llm.tokenizer import Tokenizer
+
+PROMPT = [
+    {
+        "role": "user",
+        "content": "Explain in a few sentences why the sky is blue, for a curious child.",
+    }
+]
+# a prompt whose answer repeats its own text: what prompt lookup can draft from
+ECHO = [
+    {
+        "role": "user",
+        "content": "Copy this list exactly, one item per line: apples, pears, plums, cherries, "
+        "grapes, lemons, limes, oranges, peaches, apricots, figs, dates, melons, kiwis.",
+    }
+]
+
+
+def run(model: Llama, ids: list[int], n: int, speculate: int = 0) -> tuple[list[int], Stats]:
+    stats = Stats()
+    tokens = list(generate(model, ids, max_tokens=n, stats=stats, speculate=speculate))
+    return tokens, stats
+
+
+def tang_figures(path: Path, kind: str, ids: list[int], echo: list[int], n: int) -> dict:
+    """Decode/prefill speed, speed of light and speculation on one tang device."""
+    dev = gpu.device(kind, fallback=False)
+    peak = roofline.measure(dev)
+    model = Llama.from_gguf(path, dev)
+    run(model, ids, 2)  # compile the prefill and decode graphs, page the weights in
+    run(model, echo, 2)
+    _, stats = run(model, ids, n)
+    weight_bytes = model.weight_bytes
+    light = peak.copy_gbs * 1e9 / weight_bytes  # tokens/s if every weight byte streamed once
+    plain, plain_stats = run(model, echo, n)
+    fast, fast_stats = run(model, echo, n, speculate=4)
+    block, head = model.compiled(1)
+    out = {
+        "device": f"{kind} ({dev.name})",
+        "copy_gbs": peak.copy_gbs,
+        "prefill_tok_s": stats.prefill_tok_s,
+        "decode_tok_s": stats.decode_tok_s,
+        "weight_mb": weight_bytes / 1e6,
+        "weights": "packed " + "/".join(sorted(set(model.formats.values())))
+        if model.formats
+        else "f32",
+        "light_tok_s": light,
+        "dispatches": model.kernels_per_step(1),
+        "comprehensions": model.cfg.layers * len(block.graph.comprehensions)
+        + len(head.graph.comprehensions),
+        "acceptance": fast_stats.acceptance,
+        "speculative_speedup": fast_stats.decode_tok_s / plain_stats.decode_tok_s,
+        "speculative_same": fast == plain,
+    }
+    model.release()
+    return out
+
+
+def peer_figures(path: Path, ids: list[int], n: int) -> dict[str, dict | str]:
+    """llama.cpp's (2 threads, as many as this machine has cores) and transformers' speeds
+    on the same file and prompt ids, or why each is absent."""
+    import llm_peers
+
+    out: dict[str, dict | str] = {}
+    try:
+        out["llama.cpp"] = llm_peers.llamacpp_speed(path, ids, n, threads=os.cpu_count() or 2)
+    except ImportError as exc:
+        out["llama.cpp"] = f"absent ({exc})"
+    try:
+        out["transformers"] = llm_peers.transformers_reference(
+            path, [PROMPT], n, keep_logits=False
+        )[0]
+    except ImportError as exc:
+        out["transformers"] = f"absent ({exc})"
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default=None, help="the GGUF file (default: find_model())")
+    parser.add_argument("--device", default="c,native", help="tang devices, comma-separated")
+    parser.add_argument("--tokens", type=int, default=64)
+    parser.add_argument("--no-peers", action="store_true", help="tang only")
+    args = parser.parse_args()
+    os.environ.setdefault("VK_ICD_FILENAMES", roofline.LAVAPIPE)
+    os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
+    path = find_model(args.model)
+    tok = Tokenizer.from_gguf(gguf.read(path).metadata)
+    ids, echo = tok.encode_chat(PROMPT), tok.encode_chat(ECHO)
+    print(f"model {path.name}; prompt {len(ids)} tokens; {args.tokens} new tokens, greedy")
+    rows = []
+    for kind in args.device.split(","):
+        start = time.perf_counter()
+        f = tang_figures(path, kind, ids, echo, args.tokens)
+        rows.append((f"tang {kind}", f["prefill_tok_s"], f["decode_tok_s"]))
+        print(f"\ntang on {f['device']} ({time.perf_counter() - start:.0f} s):")
+        print(
+            f"  copy bandwidth {f['copy_gbs']:.1f} GB/s; weights read per decode token "
+            f"{f['weight_mb']:.0f} MB ({f['weights']}) -> speed of light "
+            f"{f['light_tok_s']:.1f} tok/s; "
+            f"decode at {100 * f['decode_tok_s'] / f['light_tok_s']:.0f}% of it"
+        )
+        print(
+            f"  kernels per decode step: {f['dispatches']} dispatches, lowered from "
+            f"{f['comprehensions']} comprehensions (all by the tensor IR)"
+        )
+        print(
+            f"  speculative (prompt lookup, 4 drafts): acceptance {100 * f['acceptance']:.0f}%, "
+            f"decode speed-up {f['speculative_speedup']:.2f}x, "
+            f"output identical: {f['speculative_same']}"
+        )
+    if not args.no_peers:
+        for name, figures in peer_figures(path, ids, args.tokens).items():
+            if isinstance(figures, str):
+                print(f"\n{name}: {figures}")
+                continue
+            rows.append((name, figures["prefill_tok_s"], figures["decode_tok_s"]))
+    print(f"\n{'':<16}{'prefill tok/s':>14}{'decode tok/s':>14}")
+    best = max((r for r in rows if r[0].startswith("tang")), key=lambda r: r[2])
+    for name, prefill, decode in rows:
+        ratio = "" if name == best[0] else f"   tang best = {best[2] / decode:.2f}x this"
+        print(f"{name:<16}{prefill:>14.1f}{decode:>14.1f}{ratio}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
