@@ -473,16 +473,9 @@ def test_autotokenizer_when_torch_is_here(tok: Tokenizer, smollm2_gguf: Path):
 
 
 def test_chat_ids_equal_the_template_text_and_messages_cannot_forge_markers(tok: Tokenizer) -> None:
-    conversations = [
-        [{"role": "user", "content": "What is 2+2?"}],
-        [
-            {"role": "system", "content": "Be brief."},
-            {"role": "user", "content": "Name  3 fruits.\n"},
-            {"role": "assistant", "content": "Apples, pears, plums."},
-            {"role": "user", "content": "  And 12 more?"},
-        ],
-    ]
-    for messages in conversations:
+    plain = [c for c in CONVERSATIONS if not any("<|" in m["content"] for m in c)]
+    assert len(plain) >= 3
+    for messages in plain:  # the same ids as the template's text read with its markers
         for prompt in (True, False):
             text = tok.chat(messages, add_generation_prompt=prompt)
             ids = tok.encode_chat(messages, add_generation_prompt=prompt)
