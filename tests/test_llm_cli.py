@@ -20,7 +20,11 @@ ROOT = Path(__file__).resolve().parent.parent
 PROMPT = "What is the capital of France?"
 TOKENS = 8
 
-needs_cc = pytest.mark.skipif(find_compiler() is None, reason="no C compiler for --device c")
+needs_cc = pytest.mark.skipif(
+    find_compiler() is None,
+    reason="no C compiler for --device c (the decoding it prints runs on the CPU device in "
+    "tests/test_llm_model.py)",
+)
 
 
 def greedy_text(path: Path, ids_of, tokens: int) -> tuple[str, str]:

@@ -14,6 +14,10 @@ from tang.io import gguf
 from tang.llm import quantized
 from tests.helpers import open_native_device
 
+NO_ORACLE = (
+    "the gguf package (llama.cpp's reader, the oracle) is absent; the packing itself is "
+    "checked by test_the_pure_python_packer_equals_the_numpy_one"
+)
 # (tensor, rows used): a Q4_1 block matrix and the Q8_0 embedding's first rows
 CASES = [("blk.0.attn_k.weight", 192), ("blk.3.ffn_down.weight", 64), ("token_embd.weight", 96)]
 
@@ -46,7 +50,7 @@ def product_graph(type_name: str, rows: int, cols: int, tokens: int = 2) -> T.Te
 
 @pytest.mark.parametrize(("name", "rows"), CASES)
 def test_packed_products_equal_the_gguf_dequantization_in_the_reference(model_file, name, rows):
-    pytest.importorskip("gguf", reason="the gguf package (llama.cpp's reader) is the oracle")
+    pytest.importorskip("gguf", reason=NO_ORACLE)
     type_name, raw, cols = rows_of(model_file, name, rows)
     packed = quantized.pack(raw, type_name, rows, cols)
     x = np.random.default_rng(0).normal(size=(2, cols))
@@ -70,7 +74,7 @@ def test_the_pure_python_packer_equals_the_numpy_one(model_file, name, rows) -> 
 @pytest.mark.parametrize("kind", ["c", "native"])
 @pytest.mark.parametrize(("name", "rows"), CASES)
 def test_packed_products_on_the_devices(model_file, kind: str, name: str, rows: int) -> None:
-    pytest.importorskip("gguf", reason="the gguf package (llama.cpp's reader) is the oracle")
+    pytest.importorskip("gguf", reason=NO_ORACLE)
     if kind == "c" and find_compiler() is None:
         pytest.skip("no C compiler here: the reference evaluator covers the same graph")
     dev = gpu.device("c", fallback=False) if kind == "c" else open_native_device()

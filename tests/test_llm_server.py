@@ -27,7 +27,11 @@ pytestmark = [
     pytest.mark.skipif(
         bool(MISSING), reason=f"needs {', '.join(MISSING)}: pip install -e '.[dev]'"
     ),
-    pytest.mark.skipif(find_compiler() is None, reason="no C compiler for --device c"),
+    pytest.mark.skipif(
+        find_compiler() is None,
+        reason="no C compiler for --device c (the decoding it serves runs on the CPU device in "
+        "tests/test_llm_model.py)",
+    ),
 ]
 
 ROOT = Path(__file__).resolve().parent.parent

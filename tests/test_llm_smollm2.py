@@ -31,7 +31,11 @@ def model_file(smollm2_gguf):
 @pytest.fixture(scope="module")
 def oracle_weights(smollm2_gguf):
     """Every tensor dequantized by the gguf package (the llama.cpp project's reader)."""
-    reader = pytest.importorskip("gguf", reason="the gguf package is the oracle's reader")
+    reader = pytest.importorskip(
+        "gguf",
+        reason="the gguf package (the oracle's reader) is absent; the graphs are checked "
+        "against the same float64 Llama on a random model in tests/test_llm_model.py",
+    )
     from gguf.quants import dequantize
 
     r = reader.GGUFReader(str(smollm2_gguf))

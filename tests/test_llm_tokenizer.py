@@ -431,7 +431,10 @@ def test_transformers_converter_differs_only_by_digits(tok: Tokenizer, metadata:
         from transformers.integrations.gguf import convert_gguf_tokenizer
         from transformers.integrations.gguf.gguf_tokenizer_mapping import GGUF_TOKENIZER_MAPPING
     except ImportError:
-        pytest.skip("this transformers has no transformers.integrations.gguf converter")
+        pytest.skip(
+            "this transformers has no transformers.integrations.gguf converter (parity with "
+            "the tokenizers build of the same converter: test_same_ids_as_hugging_face)"
+        )
     renames = GGUF_TOKENIZER_MAPPING["tokenizer"]
     fields = {
         name: metadata[f"tokenizer.{key}"]
@@ -457,9 +460,13 @@ def test_transformers_converter_differs_only_by_digits(tok: Tokenizer, metadata:
 def test_autotokenizer_when_torch_is_here(tok: Tokenizer, smollm2_gguf: Path):
     """``AutoTokenizer.from_pretrained(folder, gguf_file=name)`` itself (it needs torch)."""
     pytest.importorskip(
-        "torch", reason="torch is not installed (AutoTokenizer reads a GGUF with torch)"
+        "torch",
+        reason="torch is not installed (AutoTokenizer reads a GGUF with torch; the same "
+        "converter's tokenizer is compared in test_same_ids_as_hugging_face)",
     )
-    transformers = pytest.importorskip("transformers")
+    transformers = pytest.importorskip(
+        "transformers", reason="transformers is not installed (it is the Hugging Face reference)"
+    )
     auto = transformers.AutoTokenizer.from_pretrained(
         str(smollm2_gguf.parent), gguf_file=smollm2_gguf.name
     )

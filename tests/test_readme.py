@@ -303,10 +303,8 @@ def test_build_py_help_shows_every_default(command: str) -> None:
 @pytest.mark.toolchain  # the server runs the model on the compiled C device
 def test_the_llm_server_examples_run(tmp_path: Path) -> None:
     """The README's server command, on a free port, answers its curl and openai examples."""
-    pytest.importorskip("openai", reason="the openai client is in the dev extra")
-    pytest.importorskip("starlette", reason="the server needs the serve extra")
-    if shutil.which("curl") is None:
-        pytest.skip("no curl here: the same request is made with the openai client below")
+    pytest.importorskip("openai", reason="the openai client is absent: pip install -e '.[dev]'")
+    pytest.importorskip("starlette", reason="the server's extra is absent: pip install -e '.[dev]'")
     argv = [sys.executable, "-m", "demos.llm", "serve", "--port", "0", "--device", "c"]
     server = subprocess.Popen(
         argv, cwd=tmp_path, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
@@ -328,9 +326,10 @@ def test_the_llm_server_examples_run(tmp_path: Path) -> None:
         examples += [s for s in blocks("python") if server_example(s)]
         assert len(examples) == 2, examples
         curl, client = (x.replace(SERVER_URL, url) for x in examples)
-        proc = subprocess.run(shlex.split(curl), capture_output=True, text=True, timeout=300)
-        assert proc.returncode == 0, proc.stderr
-        assert json.loads(proc.stdout)["choices"][0]["message"]["content"]
+        if shutil.which("curl") is not None:  # else the openai example below still runs
+            proc = subprocess.run(shlex.split(curl), capture_output=True, text=True, timeout=300)
+            assert proc.returncode == 0, proc.stderr
+            assert json.loads(proc.stdout)["choices"][0]["message"]["content"]
         proc = subprocess.run(
             [sys.executable, "-c", client], env=ENV, capture_output=True, text=True, timeout=300
         )
