@@ -135,7 +135,7 @@ def test_generation_stops_at_a_stop_token_and_yields_it() -> None:
 
 def test_generation_refuses_bad_requests() -> None:
     model = tiny(REFERENCE)
-    with pytest.raises(ValueError, match="no tokens"):
+    with pytest.raises(ValueError, match="prompt is empty"):
         next(generate(model, [], max_tokens=4))
     with pytest.raises(ValueError, match="max_tokens"):
         next(generate(model, [1], max_tokens=0))

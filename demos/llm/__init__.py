@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from tang.llm.generate import Stats, generate
+from tang.llm.generate import Stats, check_request, generate
 from tang.llm.sampling import Sampling
 
 __all__ = [
@@ -178,15 +178,7 @@ class TextModel:
     def check(self, ids: Sequence[int], max_tokens: int, name: str = "max_tokens") -> None:
         """A ValueError (one line, naming ``name``) unless ``max_tokens`` new tokens after
         ``ids`` are a request the model can answer."""
-        if not ids:
-            raise ValueError("the prompt is empty")
-        if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
-            raise ValueError(f"{name} must be a whole number ≥ 1, not {max_tokens!r}")
-        if len(ids) + max_tokens > self.context:
-            raise ValueError(
-                f"{len(ids)} prompt tokens + {name} {max_tokens} exceed the model's context of "
-                f"{self.context} tokens"
-            )
+        check_request(ids, max_tokens, self.context, name)
 
     def room(self, ids: Sequence[int], wanted: int | None = None) -> int:
         """``wanted`` new tokens, or DEFAULT_MAX_TOKENS capped to what the context has left."""

@@ -88,6 +88,22 @@ def prefill(model: Any, prompt: Sequence[int]) -> Any:
     return rows[-1]
 
 
+def check_request(
+    prompt: Sequence[int], max_tokens: Any, context: int, name: str = "max_tokens"
+) -> None:
+    """A ValueError (one line, naming ``name``) unless ``max_tokens`` new tokens after
+    ``prompt`` are a request a model of ``context`` positions can answer."""
+    if not prompt:
+        raise ValueError("the prompt is empty")
+    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
+        raise ValueError(f"{name} must be a whole number ≥ 1, not {max_tokens!r}")
+    if len(prompt) + max_tokens > context:
+        raise ValueError(
+            f"{len(prompt)} prompt tokens + {name} {max_tokens} exceed the model's context of "
+            f"{context} tokens"
+        )
+
+
 def generate(
     model: Any,
     prompt: Sequence[int],
@@ -102,15 +118,7 @@ def generate(
     (which is yielded last). ``speculate`` > 0 drafts that many tokens per step by prompt
     lookup (greedy only: with sampling it is ignored)."""
     prompt = [int(t) for t in prompt]
-    if not prompt:
-        raise ValueError("the prompt has no tokens")
-    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
-        raise ValueError(f"max_tokens is a whole number ≥ 1, not {max_tokens!r}")
-    if len(prompt) + max_tokens > model.cfg.context:
-        raise ValueError(
-            f"{len(prompt)} prompt tokens + {max_tokens} new ones exceed the model's context "
-            f"of {model.cfg.context}"
-        )
+    check_request(prompt, max_tokens, model.cfg.context)
     model.reserve(len(prompt) + max_tokens)
     sampler = Sampler(sampling)
     stats = stats if stats is not None else Stats()
@@ -149,4 +157,4 @@ def generate(
     stats.finish_reason = "stop" if current in stop_set else "length"
 
 
-__all__ = ["NGRAM_MAX", "Stats", "generate", "lookup_draft", "prefill"]
+__all__ = ["NGRAM_MAX", "Stats", "check_request", "generate", "lookup_draft", "prefill"]
