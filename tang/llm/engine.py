@@ -12,13 +12,14 @@ the oracle the compiled devices are checked against.
 from __future__ import annotations
 
 import functools
-import math
 import time
 from array import array
 from collections.abc import Callable, Mapping, Sequence
+from math import prod
 from typing import Any
 
 from ..tensor.comprehension import TensorGraph
+from ..tensor.packed import as_words, decode
 from .model import (
     BLOCK_WEIGHTS,
     DENSE,
@@ -27,7 +28,7 @@ from .model import (
     head_graph,
     weight_inputs,
 )
-from .quantized import pack, packable
+from .quantized import nbytes, packable
 
 REFERENCE = "reference"  # the device name of the numpy evaluator
 MIN_BUCKET = 8  # prefill lengths are padded to a power of two at least this long
@@ -56,7 +57,7 @@ class Llama:
         formats: Mapping[str, str] | None = None,
     ) -> None:
         """``weights(name, format)`` gives a GGUF tensor by name: flat f32 numbers (numpy or
-        array) for the dense format, else its packed buffers by part (``tang.llm.quantized``);
+        array) for the dense format, else its bytes as stored (``tang.llm.quantized``);
         ``formats``: each weight's format by its graph name ("wq", …, "output"; dense when
         absent); ``embedding(token)`` one row of the token embedding (looked up on the host:
         a row read, not a product)."""
@@ -70,17 +71,30 @@ class Llama:
         self.timings = {"load": 0.0, "compile": 0.0}
         start = time.perf_counter()
         values = self._load(weights)
+        specs = self._shapes()
         if self.reference:
             import numpy as np
 
             self.device = None
-            shapes = self._shapes()
-            self.host = {k: np.asarray(v, np.float64).reshape(shapes[k]) for k, v in values.items()}
+            self.host = {}
+            for k, v in values.items():
+                shape, kind = specs[k]
+                flat = np.asarray(v, np.float64) if kind is None else decode(kind, v, prod(shape))
+                self.host[k] = flat.reshape(shape)
         else:
             from ..tensor.runtime import _device
 
             self.device = dev = _device(device)
-            self.buffers = {k: dev.buffer(v) for k, v in values.items()}
+            self.buffers = {}
+            stored: dict[int, Any] = {}  # one device buffer per weight's bytes
+            for k, v in values.items():
+                shape, kind = specs[k]
+                if kind is None:
+                    self.buffers[k] = dev.buffer(v)
+                    continue
+                if id(v) not in stored:
+                    stored[id(v)] = dev.buffer(as_words(v, prod(shape), kind, k), "u32")
+                self.buffers[k] = stored[id(v)]
             self.pos_buffer = dev.empty(1)
             self.x_buffers: dict[int, list[Any]] = {}
         self._allocate_caches()
@@ -93,8 +107,8 @@ class Llama:
         cls, source: Any, device: Any = None, *, capacity: int = 512, quantized: bool = True
     ) -> Llama:
         """The model in a GGUF file (a path or an open ``tang.io.gguf`` file). With
-        ``quantized`` its Q4_1 and Q8_0 matrices stay packed on the device (dequantized in
-        the products); otherwise every weight is f32."""
+        ``quantized`` its Q4_0, Q4_1 and Q8_0 matrices stay as stored on the device
+        (dequantized in the products); otherwise every weight is f32."""
         from ..io import gguf
 
         f = source if isinstance(source, gguf.GGUFFile) else gguf.read(source)
@@ -110,7 +124,7 @@ class Llama:
             info = f.tensors[stored(name)]
             if fmt == DENSE:
                 return f.tensor(info.name)
-            return pack(f.data(info.name), fmt, *info.shape)
+            return f.data(info.name)
 
         formats = {}
         if quantized:
@@ -130,34 +144,41 @@ class Llama:
 
         return cls(cfg, weight, row, device, capacity=capacity, formats=formats)
 
-    def _weight_inputs(self, short: str, shape: tuple[int, ...]) -> dict[str, tuple[int, ...]]:
+    def _weight_inputs(
+        self, short: str, shape: tuple[int, ...]
+    ) -> dict[str, tuple[tuple[int, ...], str | None]]:
         return weight_inputs(short, shape, self.formats.get(short, DENSE))
 
-    def _load(self, weights: Callable[[str, str], Any]) -> dict[str, Any]:
-        """Every weight's values by ``layer.input`` name (the graphs' input names)."""
-        cfg, out = self.cfg, {}
+    def _named(self) -> list[tuple[str, str, str, tuple[int, ...]]]:
+        """Every weight: (input name prefix, graph name, GGUF name, shape)."""
+        cfg, block = self.cfg, self.cfg.block_shapes()
         named = [
-            (f"{layer}.", short, f"blk.{layer}.{long}")
+            (f"{layer}.", short, f"blk.{layer}.{long}", block[short])
             for layer in range(cfg.layers)
             for short, long in BLOCK_WEIGHTS.items()
         ]
-        named += [("", "norm", "output_norm.weight"), ("", "output", "output.weight")]
-        for prefix, short, name in named:
-            fmt = self.formats.get(short, DENSE)
-            value = weights(name, fmt)
-            if fmt == DENSE:
-                out[prefix + short] = value
-            else:
-                out.update({f"{prefix}{short}_{part}": v for part, v in value.items()})
+        named += [
+            ("", "norm", "output_norm.weight", (cfg.width,)),
+            ("", "output", "output.weight", (cfg.vocab, cfg.width)),
+        ]
+        return named
+
+    def _load(self, weights: Callable[[str, str], Any]) -> dict[str, Any]:
+        """Every weight input's value by ``layer.input`` name (the graphs' input names): a
+        quantized weight's bytes stand under both of its inputs' names."""
+        out = {}
+        for prefix, short, name, shape in self._named():
+            value = weights(name, self.formats.get(short, DENSE))
+            out |= {prefix + k: value for k in self._weight_inputs(short, shape)}
         return out
 
-    def _shapes(self) -> dict[str, tuple[int, ...]]:
-        cfg, shapes = self.cfg, {}
-        for short, shape in cfg.block_shapes().items():
-            for name, s in self._weight_inputs(short, shape).items():
-                shapes |= {f"{layer}.{name}": s for layer in range(cfg.layers)}
-        shapes |= self._weight_inputs("output", (cfg.vocab, cfg.width))
-        return {**shapes, "norm": (cfg.width,)}
+    def _shapes(self) -> dict[str, tuple[tuple[int, ...], str | None]]:
+        """Every weight input's shape and packed element type by ``layer.input`` name."""
+        return {
+            prefix + k: spec
+            for prefix, short, _, shape in self._named()
+            for k, spec in self._weight_inputs(short, shape).items()
+        }
 
     @functools.cached_property
     def block_inputs(self) -> list[str]:
@@ -180,7 +201,11 @@ class Llama:
     @property
     def weight_bytes(self) -> int:
         """Bytes of weights a decode step reads (every block's and the head's)."""
-        return 4 * sum(math.prod(s) for s in self._shapes().values())
+        total = 0
+        for _, short, _, shape in self._named():
+            fmt = self.formats.get(short, DENSE)
+            total += 4 * prod(shape) if fmt == DENSE else nbytes(fmt, *shape)
+        return total
 
     def _allocate_caches(self) -> None:
         """Both caches of every block, empty: two host arrays on the reference, four device
@@ -339,7 +364,7 @@ class Llama:
         self.release_graphs()
         if not self.reference:
             for buf in self.buffers.values():
-                buf.release()
+                buf.release()  # twice for a quantized weight's bytes: a no-op the second time
             self.pos_buffer.release()
 
 

@@ -127,19 +127,23 @@ MATRICES = ("wq", "wk", "wv", "wo", "w_gate", "w_up", "w_down")
 DENSE = "F32"  # a weight held as f32 (any GGUF type, dequantized when loaded)
 
 
-def weight_inputs(name: str, shape: tuple[int, ...], fmt: str) -> dict[str, tuple[int, ...]]:
-    """The graph inputs one weight becomes: itself when dense, else its packed buffers
-    (``name_codes``, ``name_scale``, ``name_min``; see ``tang.llm.quantized``)."""
+def weight_inputs(
+    name: str, shape: tuple[int, ...], fmt: str
+) -> dict[str, tuple[tuple[int, ...], str | None]]:
+    """The graph inputs one weight becomes, with their packed element types: itself when
+    dense (None), else ``name_codes`` and ``name_scales``, two packed views of its bytes
+    (``tang.llm.quantized``)."""
     if fmt == DENSE:
-        return {name: shape}
-    return {f"{name}_{part}": s for part, s in quantized.shapes(fmt, *shape).items()}
+        return {name: (shape, None)}
+    return {f"{name}_{part}": p for part, p in quantized.parts(fmt, *shape).items()}
 
 
 def _weight(name: str, shape: tuple[int, ...], fmt: str) -> Any:
     if fmt == DENSE:
         return tf.input(name, shape)
     return fmt, {
-        part: tf.input(f"{name}_{part}", s) for part, s in quantized.shapes(fmt, *shape).items()
+        part: tf.input(f"{name}_{part}", s, packed=kind)
+        for part, (s, kind) in quantized.parts(fmt, *shape).items()
     }
 
 

@@ -354,6 +354,10 @@ class Printer:
     nest_end: str | None  # closes it (None: indentation does)
     param_in: str  # a buffer it reads: {type}, {name}
     param_out: str  # a buffer it writes: {type}, {name}
+    # packed inputs (tang.tensor.packed): element {i} of u32 words {name} as a number of
+    # {type}, by element type ("u4", "u8", "i8", "f16"); the words' type as a parameter
+    packed: dict[str, str] = {}
+    word_type: str = ""
 
     # ---- the frame: what each backend writes around the body ----
     def kernel_frame(self, name: str, ty: str, prog: Program) -> tuple[list[str], int, list[str]]:

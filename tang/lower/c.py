@@ -43,7 +43,41 @@ class C(Printer):
     )
     scratch = "{type} *{name} = ({type} *)malloc(sizeof({type}) * {size});"
     scratch_end = "free({name});"
-    nest_header = ("#include <math.h>", "#include <stdlib.h>", "")
+    nest_header = (
+        "#include <math.h>",
+        "#include <stdint.h>",
+        "#include <stdlib.h>",
+        "",
+        "/* 16-bit elements of a byte buffer, loaded whole (the compiler may not assume they",
+        "   are aligned, nor that they alias nothing) */",
+        "#ifdef __GNUC__",
+        "typedef uint16_t tang_u16 __attribute__((may_alias, aligned(1)));",
+        "#else",
+        "typedef uint16_t tang_u16;",
+        "#endif",
+        "",
+        "/* an IEEE half's value (subnormals, infinities and NaN too) by bit arithmetic,",
+        "   which the compiler vectorizes (F16C's scalar form stops it vectorizing loops) */",
+        "static inline float tang_f16(uint32_t h) {",
+        "    union { uint32_t u; float f; } o;",
+        "    o.u = (h & 0x7fffu) << 13;",
+        "    o.f *= 0x1p112f;",
+        "    if ((h & 0x7c00u) == 0x7c00u) o.u |= 0x7f800000u;",
+        "    o.u |= (h & 0x8000u) << 16;",
+        "    return o.f;",
+        "}",
+        "",
+    )
+    # packed words are read as the little-endian bytes they are (a contiguous run of
+    # elements is then a contiguous run of bytes, which the compiler vectorizes)
+    word_type = "uint8_t"
+    packed = {
+        "u4": "(({type})(({name}[({i}) >> 1] >> ((({i}) & 1) << 2)) & 15u))",
+        "u8": "(({type}){name}[{i}])",
+        "i8": "(({type})(int8_t){name}[{i}])",
+        "u16": "(({type})((const tang_u16 *){name})[{i}])",
+        "f16": "(({type})tang_f16(((const tang_u16 *){name})[{i}]))",
+    }
     nest_function = "void {name}({params}) {{"
     nest_end = "}"
     param_in = "const {type} *restrict {name}"

@@ -54,7 +54,14 @@ class Python(Printer):
     block = block_end = None
     when, when_end = "if {cond}:", None
     shared = barrier = None  # no workgroups
-    nest_header = (*IMPORTS, "", "")
+    nest_header = (*IMPORTS, "from tang.tensor.packed import half as _half", "", "")
+    packed = {
+        "u4": "float(({name}[({i}) >> 3] >> ((({i}) & 7) << 2)) & 15)",
+        "u8": "float(({name}[({i}) >> 2] >> ((({i}) & 3) << 3)) & 255)",
+        "i8": "float(((({name}[({i}) >> 2] >> ((({i}) & 3) << 3)) & 255) ^ 128) - 128)",
+        "u16": "float(({name}[({i}) >> 1] >> ((({i}) & 1) << 4)) & 65535)",
+        "f16": "_half({name}[({i}) >> 1] >> ((({i}) & 1) << 4))",
+    }
     nest_function = "def {name}({params}):"
     nest_end = None
     param_in = param_out = "{name}"

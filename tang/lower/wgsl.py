@@ -91,6 +91,13 @@ class WGSL(Printer):
     when, when_end = "if {cond} {{", "}"
     shared = "var<workgroup> {name}: array<{type}, {size}>;"
     barrier = "workgroupBarrier();"
+    packed = {
+        "u4": "f32(extractBits({name}[({i}) >> 3u], u32(({i}) & 7) * 4u, 4u))",
+        "u8": "f32(extractBits({name}[({i}) >> 2u], u32(({i}) & 3) * 8u, 8u))",
+        "i8": "f32(extractBits(bitcast<i32>({name}[({i}) >> 2u]), u32(({i}) & 3) * 8u, 8u))",
+        "u16": "f32(extractBits({name}[({i}) >> 1u], u32(({i}) & 1) * 16u, 16u))",
+        "f16": "unpack2x16float({name}[({i}) >> 1u])[({i}) & 1]",
+    }
 
     def kernel_frame(self, name: str, ty: str, prog: Program) -> tuple[list[str], int, list[str]]:
         width = self.workgroup_size[0]

@@ -413,18 +413,29 @@ class TensorGraph:
         comprehensions: Sequence[Comprehension],
         outputs: Sequence[str],
         output_shapes: Mapping[str, Sequence[int]] | None = None,
+        packed: Mapping[str, str] | None = None,
     ) -> None:
         """``output_shapes``: the shape a user sees for an output whose buffer is the same
-        row-major memory under another shape (a reshape of the result), when they differ."""
+        row-major memory under another shape (a reshape of the result), when they differ.
+        ``packed``: the inputs held as u32 words of narrower elements, by element type
+        (``tang.tensor.packed``); their shapes count elements."""
         self.inputs: dict[str, tuple[int, ...]] = {k: tuple(v) for k, v in inputs.items()}
         self.comprehensions: tuple[Comprehension, ...] = tuple(comprehensions)
         self.outputs: tuple[str, ...] = tuple(outputs)
         self.output_shapes: dict[str, tuple[int, ...]] = {
             k: tuple(v) for k, v in (output_shapes or {}).items() if k in self.outputs
         }
+        self.packed: dict[str, str] = {k: v for k, v in (packed or {}).items() if k in self.inputs}
         self._check()
 
     def _check(self) -> None:
+        from .packed import ELEMENTS
+
+        for name, kind in self.packed.items():
+            if kind not in ELEMENTS:
+                raise TensorIRError(
+                    f"input {name}: packed elements are {', '.join(ELEMENTS)}, not {kind!r}"
+                )
         known = dict(self.inputs)
         for c in self.comprehensions:
             if c.name in known:
@@ -442,6 +453,12 @@ class TensorGraph:
         for o, shape in self.output_shapes.items():
             if math.prod(shape) != math.prod(known[o]):
                 raise TensorIRError(f"output {o} cannot be seen as {shape}: its size differs")
+
+    def rebuilt(self, comprehensions: Sequence[Comprehension]) -> TensorGraph:
+        """The same inputs and outputs computed by other comprehensions (what a pass makes)."""
+        return TensorGraph(
+            self.inputs, comprehensions, self.outputs, self.output_shapes, self.packed
+        )
 
     def output_shape(self, name: str) -> tuple[int, ...]:
         """The shape the user sees for output ``name``."""
@@ -486,7 +503,7 @@ def prune(graph: TensorGraph) -> TensorGraph:
         if c.name in live:
             keep.append(c)
             live |= c.sources()
-    return TensorGraph(graph.inputs, list(reversed(keep)), graph.outputs, graph.output_shapes)
+    return graph.rebuilt(list(reversed(keep)))
 
 
 def contiguous_load(

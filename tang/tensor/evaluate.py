@@ -13,6 +13,7 @@ from typing import Any
 from ..expr.graph import PRIMITIVES, Node, topo_order
 from ..expr.ops import OPS
 from .comprehension import Comprehension, Inline, Load, TensorGraph, TensorIRError
+from .packed import decode
 
 
 def evaluate(
@@ -39,6 +40,19 @@ def evaluate(
 
 # ---------------------------------------------------------------------------------------
 # pure Python
+
+
+def _flat_inputs(graph: TensorGraph, inputs: Mapping[str, Any]) -> dict[str, list[float]]:
+    """Every input as a flat list of numbers (a packed one decoded from its words)."""
+    out = {}
+    for k, shape in graph.inputs.items():
+        kind = graph.packed.get(k)
+        if kind is None:
+            out[k] = _flatten(inputs[k], shape, k)
+            continue
+        values = decode(kind, inputs[k], math.prod(shape), f"input {k}")
+        out[k] = values if isinstance(values, list) else values.tolist()
+    return out
 
 
 def _flatten(value: Any, shape: tuple[int, ...], name: str) -> list[float]:
@@ -198,9 +212,7 @@ def reduction_trace(
     index = tuple(index)
     if len(index) != len(comp.shape) or not all(0 <= i < n for i, n in zip(index, comp.shape)):
         raise TensorIRError(f"index {list(index)} is outside {name}'s shape {list(comp.shape)}")
-    buffers: dict[str, list[float]] = {
-        k: _flatten(inputs[k], shape, k) for k, shape in graph.inputs.items()
-    }
+    buffers = _flat_inputs(graph, inputs)
     for c in graph.comprehensions[: graph.comprehensions.index(comp)]:
         point = _PointEvaluator(c, buffers)
         buffers[c.name] = [point.at(o) for o in itertools.product(*(range(e) for e in c.shape))]
@@ -208,9 +220,7 @@ def reduction_trace(
 
 
 def _run_python(graph: TensorGraph, inputs: Mapping[str, Any]) -> dict[str, Any]:
-    buffers: dict[str, list[float]] = {
-        k: _flatten(inputs[k], shape, k) for k, shape in graph.inputs.items()
-    }
+    buffers = _flat_inputs(graph, inputs)
     for comp in graph.comprehensions:
         point = _PointEvaluator(comp, buffers)
         buffers[comp.name] = [
@@ -305,6 +315,9 @@ def _run_numpy(graph: TensorGraph, inputs: Mapping[str, Any]) -> dict[str, Any]:
 
     buffers: dict[str, Any] = {}
     for k, shape in graph.inputs.items():
+        if k in graph.packed:
+            buffers[k] = decode(graph.packed[k], inputs[k], math.prod(shape), f"input {k}")
+            continue
         a = np.asarray(inputs[k], dtype=np.float64)
         if a.shape != shape:
             raise TensorIRError(f"input {k}: shape {a.shape}, expected {shape}")

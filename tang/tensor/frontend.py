@@ -38,6 +38,7 @@ class InputBuffer:
 
     name: str
     shape: tuple[int, ...]
+    packed: str | None = None  # element type of a packed input (tang.tensor.packed)
 
 
 Buffer = InputBuffer | Comprehension
@@ -167,15 +168,24 @@ def _letters(n: int, skip: str = "") -> str:
     return "".join(pool[:n])
 
 
-def input(name: str, shape: Sequence[int]) -> Tensor:
-    """A named input of the given shape (a contiguous buffer)."""
+def input(name: str, shape: Sequence[int], *, packed: str | None = None) -> Tensor:
+    """A named input of the given shape (a contiguous buffer). ``packed``: its elements
+    are narrower than a word ("u4", "u8", "i8", "f16", see ``tang.tensor.packed``) and
+    reach the device as the words that hold them, e.g. a quantized weight file's bytes."""
     if not isinstance(name, str) or not name.isidentifier():
         raise TensorIRError(f"an input name is an identifier, not {name!r}")
     shape = tuple(shape)
     for n in shape:
         if isinstance(n, bool) or not isinstance(n, int) or n < 1:
             raise TensorIRError(f"input {name}: extents are positive integers, got {shape}")
-    return Tensor(InputBuffer(name, shape), View.contiguous(shape))
+    if packed is not None:
+        from .packed import ELEMENTS
+
+        if packed not in ELEMENTS:
+            raise TensorIRError(
+                f"input {name}: packed elements are {', '.join(ELEMENTS)}, not {packed!r}"
+            )
+    return Tensor(InputBuffer(name, shape, packed), View.contiguous(shape))
 
 
 def as_tensor(x: Any) -> Tensor:
@@ -278,6 +288,7 @@ def graph(*tensors: Tensor, **named: Tensor) -> TensorGraph:
     order: list[Buffer] = []
     seen: set[int] = set()
     inputs: dict[str, tuple[int, ...]] = {}
+    packed: dict[str, str] = {}
     by_name: dict[str, InputBuffer] = {}
     for root in outputs.values():  # children first, on an explicit stack
         stack = [(root, iter(root.parents))]
@@ -300,6 +311,8 @@ def graph(*tensors: Tensor, **named: Tensor) -> TensorGraph:
                     if other is not t.buffer:
                         raise TensorIRError(f"two different inputs are called {t.buffer.name!r}")
                     inputs[t.buffer.name] = t.buffer.shape
+                    if t.buffer.packed:
+                        packed[t.buffer.name] = t.buffer.packed
     out_names = {id(t.buffer): key for key, t in outputs.items()}
     if len(out_names) != len(outputs):
         raise TensorIRError("two outputs share one buffer; name it once")
@@ -321,7 +334,8 @@ def graph(*tensors: Tensor, **named: Tensor) -> TensorGraph:
         renames[b.name] = name
         comps.append(rename(b, name, renames))
     seen_as = {k: t.shape for k, t in outputs.items() if t.shape != t.buffer.shape}
-    return TensorGraph(inputs, comps, [renames[outputs[k].buffer.name] for k in outputs], seen_as)
+    out = [renames[outputs[k].buffer.name] for k in outputs]
+    return TensorGraph(inputs, comps, out, seen_as, packed)
 
 
 def numel(shape: Sequence[int]) -> int:

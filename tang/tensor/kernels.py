@@ -71,12 +71,14 @@ def _unravel(w: _Writer, flat: str, axes: list[tuple[str, int]]) -> dict[str, st
     }
 
 
-def _bindings(comp: Comprehension) -> tuple[tuple[str, ...], dict[str, str], tuple[Binding, ...]]:
+def _bindings(
+    comp: Comprehension, packed: Mapping[str, str]
+) -> tuple[tuple[str, ...], dict[str, str], tuple[Binding, ...]]:
     reads = tuple(sorted(comp.sources()))
     idents = identifiers([*reads, comp.name])
     access = ["read"] * len(reads) + ["read_write"]
     bindings = tuple(
-        Binding(0, k, idents[n], "storage", a, "array<f32>")
+        Binding(0, k, idents[n], "storage", a, "array<u32>" if n in packed else "array<f32>")
         for k, (n, a) in enumerate(zip([*reads, comp.name], access))
     )
     return reads, idents, bindings
@@ -159,7 +161,8 @@ def _tiled(w: _Writer, comp: Comprehension, p: Plan, idents: dict, shapes: dict)
         if lo < 0 or hi >= size:
             at = st.clamp.format(p=at, last=size - 1)
         cell = st.element.format(name=staged[name], i="_local")
-        w.emit(st.assign.format(name=cell, expr=st.element.format(name=idents[read.source], i=at)))
+        value = w.buffer_element(idents[read.source], read.source, at)
+        w.emit(st.assign.format(name=cell, expr=value))
     w.emit(st.barrier)
     w.loop("_kk", st.minimum.format(a=t, b=f"{k_len} - _k0"))
     w.emit(st.declare_index.format(name=sc.local[r], expr="_k0 + _kk"))
@@ -254,20 +257,23 @@ def wgsl_kernel(
     *,
     entry: str = "run",
     workgroups: bool = True,
+    packed: Mapping[str, str] | None = None,
     **plan_options: Any,
 ) -> GpuKernel:
     """The WGSL kernel of one comprehension (``shapes``: every buffer's shape), following
     ``the_plan`` (default: the schedule's; ``workgroups`` allows its tiled and tree plans,
     ``plan_options`` go to ``plan``: ``registers=True`` allows register blocks of
-    ``WGSL_BLOCK`` outputs per invocation)."""
+    ``WGSL_BLOCK`` outputs per invocation; ``packed``: the graph's packed inputs)."""
     if the_plan is None:
         comp = eliminate_pinned(comp)
         plan_options = {"block": WGSL_BLOCK, "lanes": 1, **plan_options}
         if plan_options.get("registers"):
             plan_options.setdefault("vector_rows", WGSL_VECTOR_ROWS)
     p = plan(comp, workgroups=workgroups, **plan_options) if the_plan is None else the_plan
-    reads, idents, bindings = _bindings(comp)
+    packed = dict(packed or {})
+    reads, idents, bindings = _bindings(comp, packed)
     w = _Writer("wgsl", "f32")
+    w.packed = packed
     shared_decls: list[str] = []
     if p.kind in ("tiled", "tree"):
         width = p.tile * p.tile if p.kind == "tiled" else p.width
@@ -318,18 +324,23 @@ def lower_wgsl(
     ``scheduled``: follow the schedule's plans; otherwise one invocation per element."""
     shapes = {**graph.inputs, **graph.buffers()}
     return [
-        wgsl_kernel(c, shapes, None if scheduled else Plan(), entry=entry)
+        wgsl_kernel(c, shapes, None if scheduled else Plan(), entry=entry, packed=graph.packed)
         for c in graph.comprehensions
     ]
 
 
 def python_kernel(
-    comp: Comprehension, shapes: Mapping[str, tuple[int, ...]], *, scheduled: bool = True
+    comp: Comprehension,
+    shapes: Mapping[str, tuple[int, ...]],
+    *,
+    scheduled: bool = True,
+    packed: Mapping[str, str] | None = None,
 ) -> tuple[str, tuple[str, ...]]:
     """The Python source of ``run(*buffers)`` computing ``comp`` (the loop nest of
-    ``lower_graph``), and the buffers it takes in order: its reads, then its output."""
+    ``lower_graph``), and the buffers it takes in order: its reads, then its output
+    (``packed``: the graph's packed inputs)."""
     reads = tuple(sorted(comp.sources()))
-    sub = TensorGraph({s: tuple(shapes[s]) for s in reads}, [comp], [comp.name])
+    sub = TensorGraph({s: tuple(shapes[s]) for s in reads}, [comp], [comp.name], packed=packed)
     return lower_graph(sub, "python", scheduled=scheduled), (*reads, comp.name)
 
 

@@ -58,6 +58,15 @@ class _Writer:
         self._scopes = itertools.count()
         self._loops: list[list] = []  # open loops: [var, extent, first line, has a loop]
         self.inline_lanes = 1  # split an inline producer's reduction over this many lanes
+        self.packed: dict[str, str] = {}  # packed inputs' element types, by buffer name
+
+    def buffer_element(self, buffer: str, source: str, at: str) -> str:
+        """Element ``at`` of buffer ``source`` (spelt ``buffer``), as a number: a plain
+        load, or a packed element cut from its word (the printer's ``packed`` table)."""
+        kind = self.packed.get(source)
+        if kind is None:
+            return self.printer.element.format(name=buffer, i=at)
+        return self.printer.packed[kind].format(name=buffer, i=at, type=self.type)
 
     def emit(self, line: str) -> None:
         self.lines.append(self.printer.indent * self.depth + line)
@@ -210,7 +219,7 @@ class _Scope:
                     w.printer.declare.format(
                         type=w.type,
                         name=self.reads[name],
-                        expr=w.printer.element.format(name=self.buffers[read.source], i=at),
+                        expr=w.buffer_element(self.buffers[read.source], read.source, at),
                     )
                 )
                 continue
@@ -284,7 +293,8 @@ def _initial_array(w: _Writer, name: str, size: int, value: float, lane: str) ->
 def _split_reduction(w: _Writer, sc: _Scope, lanes: int, state: Sequence[str]) -> None:
     """Fold a reduction into ``lanes`` interleaved partial states (step ``k`` of its last
     variable into lane ``k mod lanes``: independent, so the compiler vectorises them; the
-    other reduction variables loop around), then combine the lanes into ``state``."""
+    other reduction variables loop around), then combine the lanes into ``state``. Reads
+    that do not move with the last variable (a block's scale) load once per outer step."""
     comp, st, p = sc.comp, w.printer, sc.p
     monoid = comp.monoid
     assert monoid is not None
@@ -296,15 +306,19 @@ def _split_reduction(w: _Writer, sc: _Scope, lanes: int, state: Sequence[str]) -
     lane_state = {s: st.element.format(name=c, i=lane) for s, c in zip(monoid.state, cells)}
     whole = extent - extent % lanes
 
+    def moves(name: str) -> bool:
+        return comp.depends_on(var(name), {r})
+
     def fold(first: int | str) -> None:
         w.emit(st.declare_index.format(name=sc.local[r], expr=f"{first} + {lane}"))
-        sc.load(comp.body)
+        sc.load(comp.body, moves)
         element = _elements(w, comp, comp.body, sc.names, p)
         targets = list(lane_state.values())
         _fold(w, monoid, range(monoid.arity), lane_state, element, targets, p)
 
     for n, e in outer:
         w.loop(sc.local[n], e)
+    sc.load(comp.body, lambda name: not moves(name))
     if whole:
         w.loop(f"{p}k", whole // lanes)
         w.loop(lane, lanes)
@@ -502,7 +516,7 @@ def _load_at(sc: _Scope, read: Any, local: Mapping[str, str]) -> str:
     lo, hi = read.view.span() if read.view.size else (0, 0)
     if lo < 0 or hi >= size:
         at = w.printer.clamp.format(p=at, last=size - 1)
-    return w.printer.element.format(name=sc.buffers[read.source], i=at)
+    return w.buffer_element(sc.buffers[read.source], read.source, at)
 
 
 # the lanes of an inline producer's reduction (a dot product inside a loop) in compiled nests
@@ -835,7 +849,7 @@ def stage_inline_loads(sc: _Scope, nodes: Sequence[Node], block_rows: tuple | No
                 at = w.printer.clamp.format(p=at, last=size - 1)
             index = f"{segment} + {lane}" if segment else lane
             cell = w.printer.element.format(name=array_name, i=index)
-            value = w.printer.element.format(name=sc.buffers[rd.source], i=at)
+            value = w.buffer_element(sc.buffers[rd.source], rd.source, at)
             w.emit(w.printer.assign.format(name=cell, expr=value))
             w.end_loop()
             if block_rows is not None:
@@ -922,12 +936,18 @@ def lower_graph(
             f"lower_graph lowers to {' and '.join(nest_languages())}, not {language!r}"
         )
     w = _Writer(language, dtype)
+    w.packed = dict(graph.packed)
     if not name.isidentifier():
         raise ValueError(f"{name!r} cannot name a function")
     order = [*graph.inputs, *(c.name for c in graph.comprehensions)]
     idents = identifiers(order)
     shapes = {**graph.inputs, **graph.buffers()}
-    params = [w.printer.param_in.format(type=w.type, name=idents[n]) for n in graph.inputs]
+    params = [
+        w.printer.param_in.format(
+            type=w.printer.word_type if n in graph.packed else w.type, name=idents[n]
+        )
+        for n in graph.inputs
+    ]
     params += [
         w.printer.param_out.format(type=w.type, name=idents[c.name]) for c in graph.comprehensions
     ]

@@ -33,6 +33,7 @@ from .kernels import (
     wgsl_kernel,
 )
 from .lower import VECTOR_ROWS, buffer_order, lower_graph
+from .packed import as_words, words
 from .passes.schedule import TREE_WIDTH, Plan, eliminate_pinned, plan
 
 _PYTHON_KERNELS: dict[str, Any] = {}  # source -> function: one kernel object per source
@@ -137,7 +138,11 @@ class Compiled:
         self._kind = "list"  # the output kind the last inputs asked for
         shapes = {**graph.inputs, **graph.buffers()}
         for name, shape in graph.inputs.items():
-            self._allocate(name, "input", shape)
+            element = graph.packed.get(name)
+            if element is None:
+                self._allocate(name, "input", shape)
+            else:  # the words that hold the elements
+                self._allocate(name, "input", (words(element, math.prod(shape)),), "u32")
         self.steps: list[Step] = []
         self._sources = []
         for comp in graph.comprehensions:
@@ -173,9 +178,9 @@ class Compiled:
         return self
 
     # ---- building ----
-    def _allocate(self, name: str, role: str, shape: tuple[int, ...]) -> None:
+    def _allocate(self, name: str, role: str, shape: tuple[int, ...], dtype: str = "f32") -> None:
         size = max(1, math.prod(shape))
-        self.buffers[name] = self.device.empty(size)
+        self.buffers[name] = self.device.empty(size, dtype)
         self.allocations.append(Allocation(name, role, size))
 
     def _source(self, comp: Any, shapes: dict) -> tuple:
@@ -187,10 +192,13 @@ class Compiled:
                 None if self.scheduled else Plan(),
                 workgroups=self.workgroups,
                 registers=not self.workgroups,  # register blocks where tiles do not pay
+                packed=self.graph.packed,
                 **self.schedule,
             )
             return comp.name, k, (*k.reads, k.write), k.items, k.plan, k.source
-        source, order = python_kernel(comp, shapes, scheduled=self.scheduled)
+        source, order = python_kernel(
+            comp, shapes, scheduled=self.scheduled, packed=self.graph.packed
+        )
         fn = _PYTHON_KERNELS.get(source)
         if fn is None:
             fn = _PYTHON_KERNELS[source] = load_python(source)
@@ -246,13 +254,16 @@ class Compiled:
                 known = ", ".join(self.graph.inputs)
                 raise TensorIRError(f"the graph has no input {name!r} (its inputs: {known})")
             shape = self.graph.inputs[name]
-            if type(value).__module__.startswith("numpy"):
+            element = self.graph.packed.get(name)
+            if element is not None:  # bytes or unsigned words, as stored
+                data: Any = as_words(value, math.prod(shape), element, f"input {name}")
+            elif type(value).__module__.startswith("numpy"):
                 kind = "numpy"
                 if tuple(value.shape) != shape and value.size != math.prod(shape):
                     raise TensorIRError(
                         f"input {name}: shape {tuple(value.shape)}, expected {shape}"
                     )
-                data: Any = value.reshape(-1)
+                data = value.reshape(-1)
             elif isinstance(value, array):
                 kind = "array" if kind == "list" else kind
                 if len(value) != math.prod(shape):

@@ -159,7 +159,7 @@ def fuse(graph: TensorGraph) -> TensorGraph:
                 comps = new
                 changed = True
                 break
-    return prune(TensorGraph(graph.inputs, comps, graph.outputs, graph.output_shapes))
+    return prune(graph.rebuilt(comps))
 
 
 def _consumers(comps: list[Comprehension], name: str) -> list[int]:

@@ -51,10 +51,14 @@ def grad(
         output = graph.outputs[0]
     if output not in graph.outputs:
         raise TensorIRError(f"grad: {output!r} is not an output of the graph")
-    wrt = list(graph.inputs) if wrt is None else list(wrt)
+    if wrt is None:  # packed inputs are stored data (codes, scales), not parameters
+        wrt = [n for n in graph.inputs if n not in graph.packed]
+    wrt = list(wrt)
     for w in wrt:
         if w not in graph.inputs:
             raise TensorIRError(f"grad: {w!r} is not an input of the graph")
+        if w in graph.packed:
+            raise TensorIRError(f"grad: {w!r} is a packed input (stored codes have no gradient)")
     used = set(graph.inputs) | {c.name for c in graph.comprehensions}
 
     def fresh(base: str) -> str:
@@ -104,6 +108,7 @@ def grad(
         comps,
         [*graph.outputs, *final.values()],
         output_shapes,
+        graph.packed,
     )
 
 

@@ -156,4 +156,4 @@ def online_rescale(graph: TensorGraph) -> TensorGraph:
         new = _rewrite(comps[k], by_name)
         if new is not None:
             comps[k] = new
-    return prune(TensorGraph(graph.inputs, comps, graph.outputs, graph.output_shapes))
+    return prune(graph.rebuilt(comps))
