@@ -110,11 +110,11 @@ class Llama:
         ``quantized`` its Q4_0, Q4_1 and Q8_0 matrices stay as stored on the device
         (dequantized in the products); otherwise every weight is f32."""
         from ..io import gguf
+        from ..io.quant import block_format, dequantize
 
         f = source if isinstance(source, gguf.GGUFFile) else gguf.read(source)
         cfg = LlamaConfig.from_gguf(f.metadata)
         tied = "output.weight" not in f.tensors
-        embedding = f.tensor("token_embd.weight")
         width = cfg.width
 
         def stored(name: str) -> str:
@@ -132,15 +132,12 @@ class Llama:
                 info = f.tensors[stored(long if short == "output" else f"blk.0.{long}")]
                 if packable(info.type, info.shape):
                     formats[short] = info.type
-        if hasattr(embedding, "reshape"):
-            rows = embedding.reshape(cfg.vocab, width)
+        table = f.tensors["token_embd.weight"]
+        raw = bytes(f.data(table.name))  # kept: the file may be closed after loading
+        size = block_format(table.type).nbytes(width)
 
-            def row(token: int) -> Any:
-                return rows[token]
-        else:
-
-            def row(token: int) -> Any:
-                return embedding[token * width : (token + 1) * width]
+        def row(token: int) -> Any:  # one row dequantized from the file's bytes, when asked
+            return dequantize(raw[token * size : (token + 1) * size], table.type, width)
 
         return cls(cfg, weight, row, device, capacity=capacity, formats=formats)
 
@@ -249,16 +246,39 @@ class Llama:
         found = self._compiled.get(tokens)
         if found is None:
             start = time.perf_counter()
-            block, head = self.graphs(tokens)
-            if self.reference:
-                found = (block, head)
-            else:
-                from ..tensor.runtime import Compiled
-
-                found = (Compiled(block, self.device), Compiled(head, self.device))
-                found[1].bind(**{n: self.buffers[n] for n in self.head_inputs})
+            found = self._unbuilt(tokens)
+            if not self.reference:
+                for c in found:
+                    c.build()
             self._compiled[tokens] = found
             self.timings["compile"] += time.perf_counter() - start
+        return found
+
+    async def compiled_async(self, tokens: int) -> tuple[Any, Any]:
+        """``compiled`` with the awaitable kernel builds (the page's WebGPU)."""
+        found = self._compiled.get(tokens)
+        if found is None:
+            start = time.perf_counter()
+            found = self._unbuilt(tokens)
+            for c in found:
+                await c.build_async()
+            self._compiled[tokens] = found
+            self.timings["compile"] += time.perf_counter() - start
+        return found
+
+    def _unbuilt(self, tokens: int) -> tuple[Any, Any]:
+        """The graphs for ``tokens`` (the reference) or their compiled forms, kernels not
+        built yet, the head bound to its weights."""
+        block, head = self.graphs(tokens)
+        if self.reference:
+            return block, head
+        from ..tensor.runtime import Compiled
+
+        found = (
+            Compiled(block, self.device, build=False),
+            Compiled(head, self.device, build=False),
+        )
+        found[1].bind(**{n: self.buffers[n] for n in self.head_inputs})
         return found
 
     def kernels_per_step(self, tokens: int = 1) -> int:
@@ -289,6 +309,21 @@ class Llama:
     def forward(self, tokens: Sequence[int], pos: int) -> Any:
         """Logits (one row per token, numpy when it is present) for ``tokens`` at positions
         ``pos …``; their keys and values join the cache, which holds positions 0 … pos-1."""
+        width = self._check_step(tokens, pos)
+        if self.reference:
+            return self._forward_reference(self._rows(tokens, width), pos, width)[: len(tokens)]
+        head = self._launch(tokens, pos, self.compiled(width))
+        return _logit_rows(self.device.read(head.buffers["logits"]), len(tokens), self.cfg.vocab)
+
+    async def forward_async(self, tokens: Sequence[int], pos: int) -> Any:
+        """``forward`` with the awaitable compile and read-back (the page's WebGPU)."""
+        width = self._check_step(tokens, pos)
+        head = self._launch(tokens, pos, await self.compiled_async(width))
+        raw = await self.device.read_async(head.buffers["logits"])
+        return _logit_rows(raw, len(tokens), self.cfg.vocab)
+
+    def _check_step(self, tokens: Sequence[int], pos: int) -> int:
+        """The bucket a step of ``tokens`` at ``pos`` runs at (a ValueError if it cannot)."""
         n = len(tokens)
         if n < 1:
             raise ValueError("forward needs at least one token")
@@ -296,11 +331,14 @@ class Llama:
             raise ValueError(
                 f"positions {pos} … {pos + n - 1} do not fit the cache of {self.capacity}"
             )
-        width = bucket(n)
+        return bucket(n)
+
+    def _launch(self, tokens: Sequence[int], pos: int, compiled: tuple[Any, Any]) -> Any:
+        """Record one step's dispatches on the device (every block, then the head) and
+        return the compiled head, whose ``logits`` buffer holds the answer."""
+        block, head = compiled
+        width = bucket(len(tokens))
         x = self._rows(tokens, width)
-        if self.reference:
-            return self._forward_reference(x, pos, width)[:n]
-        block, head = self.compiled(width)
         dev = self.device
         pair = self.x_buffers.get(width)
         if pair is None:
@@ -324,8 +362,7 @@ class Llama:
                 self.caches[layer] = [k_out, v_out, k_in, v_in]  # next step reads the new cache
             head.bind(x=pair[self.cfg.layers % 2])
             head.dispatch()
-        raw = dev.read(head.buffers["logits"])
-        return _logit_rows(raw, n, self.cfg.vocab)
+        return head
 
     def _forward_reference(self, x: Any, pos: int, width: int) -> Any:
         import numpy as np
