@@ -21,6 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import tang.gpu as gpu
+from tang.gpu.bandwidth import WGSL_COPY
 
 LAVAPIPE = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json"
 COPY_ELEMENTS = 1 << 24  # 64 MiB each way: far past every cache
@@ -71,17 +72,6 @@ void run(float *out) {
     n = omp_get_max_threads();
 #endif
     out[0] = (float)n;
-}
-"""
-
-WGSL_COPY = """
-@group(0) @binding(0) var<storage, read> x: array<vec4<f32>>;
-@group(0) @binding(1) var<storage, read_write> y: array<vec4<f32>>;
-@compute @workgroup_size(64)
-fn run(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) g: vec3<u32>) {
-    let i = gid.x + gid.y * g.x * 64u;
-    if (i >= arrayLength(&y)) { return; }
-    y[i] = x[i];
 }
 """
 

@@ -10,7 +10,15 @@ from pathlib import Path
 
 from .bundle import bundle_editor, bundle_math, gzipped, katex_assets
 from .common import BENCH_SITE, CACHE, DIST, TEST_SITE, WEB, build_lock, cached_sha256, log
-from .fetch import PYODIDE_FILES, PYODIDE_VERSION, fetch_pyodide, fetch_wheels, make_snapshot
+from .fetch import (
+    MODEL_NAME,
+    PYODIDE_FILES,
+    PYODIDE_VERSION,
+    fetch_model,
+    fetch_pyodide,
+    fetch_wheels,
+    make_snapshot,
+)
 from .wheel import (
     PRECOMPILE,
     build_tang_wheel,
@@ -89,6 +97,10 @@ def _build(out: Path, with_tests: bool, quiet: bool, with_benchmarks: bool = Fal
     )
     place(f"wheels/{tang_whl.name}", tang_whl)
     wheel_files["tang"] = f"wheels/{tang_whl.name}"
+    # the LLM card's model: fetched by the page only when a visitor asks (not on the boot
+    # path, not in the snapshot); its manifest entry is what the card checks it against
+    model_rel = f"models/{MODEL_NAME}"
+    place(model_rel, fetch_model())
     if with_tests:
         for rel, src in _tree(TEST_SITE):
             place(f"_test/{rel}", src)
@@ -122,6 +134,7 @@ def _build(out: Path, with_tests: bool, quiet: bool, with_benchmarks: bool = Fal
         "tang": tang_version(),
         "pyodide": PYODIDE_VERSION,
         "wheels": dict(sorted(wheel_files.items())),
+        "models": {MODEL_NAME.split(".")[0]: {"path": model_rel, **files[model_rel]}},
         "files": files,
     }
     place("manifest.json", (json.dumps(manifest, indent=1) + "\n").encode())

@@ -55,7 +55,7 @@ Handler = Callable[..., Any]
 _HANDLERS: dict[str, Handler] = {}
 
 # prefix -> module, for the modules whose name is not simply demos.<prefix>.
-PROVIDERS: dict[str, str] = {}
+PROVIDERS: dict[str, str] = {"llm": "demos.llm.page"}  # demos.llm is the desktop package
 
 # Where the page's wheels are (set by the worker at boot): {"base": url, "wheels": {name: path}}
 SITE: dict[str, Any] = {"base": "", "wheels": {}}

@@ -196,6 +196,20 @@ class Llama:
         ]
 
     @property
+    def device_bytes(self) -> int:
+        """Bytes this model holds on its device now: weights (each stored once), caches,
+        step inputs and every compiled graph's own buffers."""
+        if self.reference:
+            return 0
+        held = {id(b): b for b in self.buffers.values()}
+        held |= {id(b): b for layer in self.caches for b in layer}
+        held |= {id(b): b for pair in self.x_buffers.values() for b in pair}
+        held[id(self.pos_buffer)] = self.pos_buffer
+        for compiled in self._compiled.values():
+            held |= {id(b): b for b in (buf for c in compiled for buf in c.buffers.values())}
+        return sum(b.nbytes for b in held.values())
+
+    @property
     def weight_bytes(self) -> int:
         """Bytes of weights a decode step reads (every block's and the head's)."""
         total = 0

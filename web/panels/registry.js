@@ -12,6 +12,7 @@ export default [
   "orbit.js",
   "poet.js",
   "transformer.js",
+  "llm.js",
   "how-dual.js",
   "how-lower.js",
   "how-views.js",
