@@ -70,6 +70,12 @@ EXAMPLES: tuple[Example, ...] = (
         "Online-softmax attention derived by generic passes, timed against attention as written.",
         ("demos.transformer", "--n", "256", "--d", "32", "--repeat", "1"),
     ),
+    Example(
+        "A pretrained LLM on derived kernels",
+        "SmolLM2-135M-Instruct, 4-bit, decoded by kernels tang lowers from comprehensions "
+        "(fetched once, 93 MB, on the first run), as the page's card does on WebGPU.",
+        ("demos.llm", "--chat", "What is the capital of France?", "--max-tokens", "16"),
+    ),
 )
 
 

@@ -134,6 +134,27 @@ def result(text: str, stats: Stats, device: str, speculate: int) -> dict[str, An
     return out
 
 
+def model_path(given: str | None) -> str | None:
+    """``given``, or the model tang finds; in a clone of the repository where it finds none
+    (and $TANG_MODEL names none), the default model fetched once as ``build.py model`` does."""
+    if given is not None or os.environ.get("TANG_MODEL"):
+        return given
+    from tang.io import models
+
+    try:
+        return str(models.find_model())
+    except FileNotFoundError:
+        try:
+            from buildtools.common import BuildError
+            from buildtools.fetch import fetch_model  # only in a clone (the repository root)
+        except ImportError:
+            return None  # TextModel.open says what is missing and how to get it
+    try:
+        return str(fetch_model())
+    except BuildError as exc:
+        raise ModelFileError(f"could not fetch the model: {exc}") from None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Generate and print (``serve`` as the first word runs the server); 2 on bad input."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -145,7 +166,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = p.parse_args(glue_values(argv, NUMBER_OPTIONS))
     try:
         sampling = check_options(args)
-        tm = TextModel.open(args.model)
+        tm = TextModel.open(model_path(args.model))
         if args.chat:
             ids = tm.encode_chat([{"role": "user", "content": args.prompt}])
         else:
