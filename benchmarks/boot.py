@@ -1,12 +1,15 @@
 """Time to "ready": the page, cold and warm, next to Pyodide's own boot in the same run.
 
-    python benchmarks/boot.py [--runs 5]
+    python benchmarks/boot.py [--runs 5] [--against REV]
 
 cold: each run launches Chromium with a fresh profile (empty HTTP and code caches).
 warm: one profile, loaded once to fill it, then each run relaunches Chromium on it.
 Time is performance.now() when the page says ready, i.e. from navigation start. The
 baseline, benchmarks/site/bare.html (built into dist/_bench/ for this script only), boots
 Pyodide alone in a module worker the same way.
+--against REV also builds revision REV (a git worktree, sharing this clone's .cache/) and
+times its page in the same run, each run of one page next to one of the other, so a change
+shows as a ratio on a noisy machine; the memory snapshots' sizes are compared too.
 Targets (2-core machine): cold ≤ 4 s, warm ≤ 2 s.
 """
 
@@ -15,6 +18,7 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
@@ -65,46 +69,89 @@ def time_to_ready(pw, url: str, profile: str, home: str, ready_js: str, value_js
         context.close()
 
 
+def build_revision(rev: str, tmp: str) -> Path:
+    """dist/ of revision ``rev`` (with _bench/), built by that revision's own build.py in a
+    git worktree that shares this clone's download cache."""
+    tree = Path(tmp) / "worktree"
+    subprocess.run(["git", "worktree", "add", "--detach", str(tree), rev], cwd=ROOT, check=True)
+    (tree / ".cache").symlink_to(ROOT / ".cache")
+    out = Path(tmp) / "dist-against"
+    command = [sys.executable, "build.py", "build", "--out", str(out), "--with-benchmarks"]
+    subprocess.run(command, cwd=tree, check=True)
+    return out
+
+
+def serve_dir(folder: Path) -> tuple[object, str]:
+    server = build.make_server(folder, 0)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_address[1]}/"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--against", metavar="REV", help="also time revision REV's page")
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
     build.build(build.DIST, quiet=True, with_benchmarks=True)
-    server = build.make_server(build.DIST, 0)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    base = f"http://127.0.0.1:{server.server_address[1]}/"
-    results: dict[tuple[str, str], list[float]] = {}
+    servers = []
     with tempfile.TemporaryDirectory() as tmp, sync_playwright() as pw:
+        server, base = serve_dir(build.DIST)
+        servers.append(server)
+        pages = dict(PAGES)
+        folders = {"tang page": build.DIST}
+        if args.against:
+            other = build_revision(args.against, tmp)
+            server, other_base = serve_dir(other)
+            servers.append(server)
+            pages[f"page at {args.against}"] = PAGES["tang page"]
+            folders[f"page at {args.against}"] = other
+        urls = {
+            name: (other_base if name.startswith("page at") else base) + path
+            for name, (path, _, _) in pages.items()
+        }
         home = f"{tmp}/home"
-        for name, (path, ready_js, value_js) in PAGES.items():
-            url = base + path
-            cold = []
-            for i in range(args.runs):
-                cold.append(
-                    time_to_ready(pw, url, f"{tmp}/{path}-cold-{i}", home, ready_js, value_js)
+        results: dict[tuple[str, str], list[float]] = {
+            (n, k): [] for n in pages for k in ("cold", "warm")
+        }
+        for i in range(args.runs):  # one run of each page in turn: load moves them alike
+            for name, (_, ready_js, value_js) in pages.items():
+                profile = f"{tmp}/{name}-cold-{i}"
+                results[(name, "cold")].append(
+                    time_to_ready(pw, urls[name], profile, home, ready_js, value_js)
                 )
-            warm_profile = f"{tmp}/{path}-warm"
-            time_to_ready(pw, url, warm_profile, home, ready_js, value_js)  # fill the caches
-            warm = [
-                time_to_ready(pw, url, warm_profile, home, ready_js, value_js)
-                for _ in range(args.runs)
-            ]
-            results[(name, "cold")] = cold
-            results[(name, "warm")] = warm
-    server.shutdown()
+        for name, (_, ready_js, value_js) in pages.items():  # fill each warm profile
+            time_to_ready(pw, urls[name], f"{tmp}/{name}-warm", home, ready_js, value_js)
+        for _ in range(args.runs):
+            for name, (_, ready_js, value_js) in pages.items():
+                profile = f"{tmp}/{name}-warm"
+                results[(name, "warm")].append(
+                    time_to_ready(pw, urls[name], profile, home, ready_js, value_js)
+                )
+        if args.against:
+            subprocess.run(["git", "worktree", "remove", "--force", f"{tmp}/worktree"], cwd=ROOT)
+    for server in servers:
+        server.shutdown()
 
     print(f"time to ready, median of {args.runs} (min–max), {os.cpu_count()} cores")
-    print(f"{'':16}{'cold (fresh profile)':>26}{'warm (reused profile)':>26}")
-    for name in PAGES:
+    print(f"{'':22}{'cold (fresh profile)':>26}{'warm (reused profile)':>26}")
+    for name in pages:
         cells = []
         for kind in ("cold", "warm"):
             xs = results[(name, kind)]
             cells.append(f"{statistics.median(xs):.2f} s ({min(xs):.2f}–{max(xs):.2f})")
-        print(f"{name:16}{cells[0]:>26}{cells[1]:>26}")
+        print(f"{name:22}{cells[0]:>26}{cells[1]:>26}")
     cold = statistics.median(results[("tang page", "cold")])
     warm = statistics.median(results[("tang page", "warm")])
+    if args.against:
+        name = f"page at {args.against}"
+        for kind, now in (("cold", cold), ("warm", warm)):
+            then = statistics.median(results[(name, kind)])
+            print(f"{kind}: this tree ÷ {args.against} = {now / then:.2f}")
+        for label, folder in folders.items():
+            snap = folder / "pyodide" / "snapshot.bin"
+            print(f"memory snapshot, {label}: {snap.stat().st_size:,} bytes")
     print(
         f"targets: cold ≤ 4 s {'met' if cold <= 4 else 'MISSED'}, "
         f"warm ≤ 2 s {'met' if warm <= 2 else 'MISSED'}"

@@ -6,6 +6,11 @@ bandwidth, measured by a copy kernel in this run); kernels per decode step; spec
 (prompt-lookup) acceptance and speed-up.
 
     python benchmarks/llm.py [--model PATH] [--device c,native] [--tokens 64] [--no-peers]
+                             [--page [lavapipe,swiftshader]]
+
+--page adds the page's LLM card in headless Chromium (benchmarks/llm_page.py) on each named
+WebGPU adapter: its decode speed, the fraction of the speed of light it reads on its own
+adapter, and the ratio page ÷ wgpu-py on the same lavapipe (the native device runs too).
 
 The peers are optional (a benchmark environment: pip install llama-cpp-python transformers
 torch accelerate gguf); an absent one is named, not guessed.
@@ -111,7 +116,16 @@ def main() -> int:
     parser.add_argument("--device", default="c,native", help="tang devices, comma-separated")
     parser.add_argument("--tokens", type=int, default=64)
     parser.add_argument("--no-peers", action="store_true", help="tang only")
+    parser.add_argument(
+        "--page",
+        nargs="?",
+        const="lavapipe",
+        default=None,
+        help="also the page's card on these adapters (default lavapipe)",
+    )
     args = parser.parse_args()
+    if args.page and "native" not in args.device.split(","):
+        args.device += ",native"  # page ÷ wgpu-py needs the desktop on the same adapter
     os.environ.setdefault("VK_ICD_FILENAMES", roofline.LAVAPIPE)
     os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
     path = find_model(args.model)
@@ -119,10 +133,12 @@ def main() -> int:
     ids, echo = tok.encode_chat(PROMPT), tok.encode_chat(ECHO)
     print(f"model {path.name}; prompt {len(ids)} tokens; {args.tokens} new tokens, greedy")
     rows = []
+    desktop: dict[str, dict] = {}
     for kind in args.device.split(","):
         start = time.perf_counter()
         f = tang_figures(path, kind, ids, echo, args.tokens)
         rows.append((f"tang {kind}", f["prefill_tok_s"], f["decode_tok_s"]))
+        desktop[kind] = f
         print(f"\ntang on {f['device']} ({time.perf_counter() - start:.0f} s):")
         print(
             f"  copy bandwidth {f['copy_gbs']:.1f} GB/s; weights read per decode token "
@@ -139,6 +155,25 @@ def main() -> int:
             f"decode speed-up {f['speculative_speedup']:.2f}x, "
             f"output identical: {f['speculative_same']}"
         )
+    if args.page:
+        from llm_page import page_figures
+
+        for name, f in page_figures(
+            args.page.split(","), PROMPT[0]["content"], args.tokens
+        ).items():
+            if isinstance(f, str):
+                print(f"\nthe page on {name}: {f}")
+                continue
+            print(f"\nthe page's card on {name} ({f['adapter']}), {f['tokens']} tokens:")
+            print(
+                f"  copy bandwidth {f['copy_gbs']:.1f} GB/s (its own probe, at load) -> speed "
+                f"of light {f['light_tok_s']:.1f} tok/s; decode at "
+                f"{100 * f['decode_tok_s'] / f['light_tok_s']:.1f}% of it; {f['kernels']}"
+            )
+            if name == "lavapipe" and "native" in desktop:
+                native = desktop["native"]["decode_tok_s"]
+                print(f"  page ÷ wgpu-py on the same lavapipe: {f['decode_tok_s'] / native:.2f}")
+            rows.append((f"page {name}", f["prompt_tok_s"], f["decode_tok_s"]))
     if not args.no_peers:
         for name, figures in peer_figures(path, ids, args.tokens).items():
             if isinstance(figures, str):
