@@ -6,9 +6,9 @@ A GGUF block holds 32 weights: an f16 scale ``d`` (Q4_1: then an f16 minimum ``m
 the codes, 4-bit (two per byte: weight ``w`` in the low nibble of byte ``w``, weight
 ``16 + w`` in its high one) or 8-bit signed. Weight = ``d·code`` (Q8_0), ``d·(code - 8)``
 (Q4_0) or ``d·code + m`` (Q4_1). The same bytes are two packed inputs of the tensor IR
-(``tang.tensor.packed``): the code bytes as u8 or i8 elements and the scales as f16 ones,
-so every read is an affine view (consecutive weights, consecutive bytes) and a step reads
-0.5625–1.0625 bytes per weight, the file's own size, against 4 for f32.
+(``tang.tensor.packed``): the codes as u16 elements (four 4-bit codes each) or i8 ones,
+and the scales as f16 ones, so every read is an affine view and a step reads 0.5625–1.0625
+bytes per weight, the file's own size, against 4 for f32.
 """
 
 from __future__ import annotations
@@ -25,9 +25,10 @@ BLOCK = 32  # weights per GGUF block
 
 @dataclass(frozen=True)
 class Format:
-    """A GGUF block format as the kernels read it: ``size`` bytes per block, code bytes
-    read as ``codes`` ("u8": two 4-bit codes each; "i8": one 8-bit code) from ``offset``
-    bytes in, a minimum after the scale or not, and the ``bias`` subtracted from a code."""
+    """A GGUF block format as the kernels read it: ``size`` bytes per block, the codes read
+    as ``codes`` elements ("u16": four 4-bit codes each; "i8": one 8-bit code) from
+    ``offset`` bytes in, a minimum after the scale or not, and the ``bias`` subtracted from
+    a code."""
 
     name: str
     size: int

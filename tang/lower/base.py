@@ -355,7 +355,7 @@ class Printer:
     param_in: str  # a buffer it reads: {type}, {name}
     param_out: str  # a buffer it writes: {type}, {name}
     # packed inputs (tang.tensor.packed): element {i} of u32 words {name} as a number of
-    # {type}, by element type ("u4", "u8", "i8", "f16"); the words' type as a parameter
+    # {type}, by element type ("u4", "u8", "i8", "u16", "f16"); the words' parameter type
     packed: dict[str, str] = {}
     word_type: str = ""
 

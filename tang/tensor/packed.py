@@ -1,9 +1,9 @@
 """Packed inputs: a buffer of 32-bit words read as narrower elements, so quantized weights
 reach the kernels as the file stores them (no repacking, no widening).
 
-An input declared ``packed="u4"`` (or "u8", "i8", "f16") has a shape in *elements*; its
-device buffer holds ``words(element, count)`` little-endian u32 words, element ``p`` in bits
-``bits·p mod 32`` … of word ``bits·p // 32``. Every read of it yields the element as a
+An input declared ``packed="u4"`` (or "u8", "i8", "u16", "f16") has a shape in *elements*;
+its device buffer holds ``words(element, count)`` little-endian u32 words, element ``p`` in
+bits ``bits·p mod 32`` … of word ``bits·p // 32``. Every read of it yields the element as a
 number: the IR's arithmetic and views are unchanged, only the load is spelt differently
 (each backend's ``packed`` table). The evaluators decode the whole buffer first.
 """
@@ -26,10 +26,6 @@ class Element:
     name: str
     bits: int
     kind: str  # "unsigned", "signed" or "float"
-
-    @property
-    def per_word(self) -> int:
-        return 32 // self.bits
 
 
 ELEMENTS: dict[str, Element] = {

@@ -1,6 +1,6 @@
 // The "An LLM" card's DOM (./llm.js is its controller): Load with its progress and Stop,
 // Forget, the chat box with temperature, seed and length, the streamed reply, the readouts
-// the worker measured (demos/llm/page.py), and the desktop command. Text goes in as text.
+// the worker measured (demos/llm_card.py), and the desktop command. Text goes in as text.
 import { readouts } from "../lib/card.js";
 import { commandLine } from "../lib/command.js";
 import { h } from "../lib/dom.js";

@@ -1,4 +1,4 @@
-"""The LLM card's worker side (demos/llm/page.py) in CPython: the Loader reads the real model
+"""The LLM card's worker side (demos/llm_card.py) in CPython: the Loader reads the real model
 file in slices, refuses a short, long, damaged or non-GGUF file with its reason, and leaves a
 model whose decode step is compiled (wgpu-py on lavapipe, the page's WGSL); a Reply decodes
 the same greedy tokens as ``tang.llm.generate``, a step per call, and the chat handler checks
@@ -12,9 +12,8 @@ import json
 
 import pytest
 
-from demos import api
+from demos import api, llm_card
 from demos.common import session_state
-from demos.llm import page
 from tang.gpu.native_c import find_compiler
 from tang.io import gguf
 from tang.llm.engine import Llama
@@ -36,7 +35,7 @@ def chunks(data: bytes, size: int = 3 << 20):
     return read
 
 
-def run_loader(loader: page.Loader) -> list[str]:
+def run_loader(loader: llm_card.Loader) -> list[str]:
     async def go() -> list[str]:
         stages = [loader.stage]
         while not loader.done:
@@ -53,15 +52,15 @@ def file_bytes(smollm2_gguf) -> bytes:
     return smollm2_gguf.read_bytes()
 
 
-def loader_for(data: bytes, size: int, sha: str, device=None) -> page.Loader:
-    return page.Loader(chunks(data), size=size, sha256=sha, device=device, source="network")
+def loader_for(data: bytes, size: int, sha: str, device=None) -> llm_card.Loader:
+    return llm_card.Loader(chunks(data), size=size, sha256=sha, device=device, source="network")
 
 
 def test_the_loader_reads_checks_uploads_compiles_and_measures(file_bytes) -> None:
     dev = open_native_device()
     sha = hashlib.sha256(file_bytes).hexdigest()
     loader = loader_for(file_bytes, len(file_bytes), sha, dev)
-    assert run_loader(loader) == list(page.STAGES)
+    assert run_loader(loader) == list(llm_card.STAGES)
     assert len(loader.data) == 0  # the bytes are dropped once the device holds the weights
     facts = loader.facts()
     assert facts["weights"] == "Q4_1, Q8_0" and round(facts["weight_bytes"] / 1e6, 1) == 96.6
@@ -87,7 +86,7 @@ def test_the_loader_reads_checks_uploads_compiles_and_measures(file_bytes) -> No
 def test_the_loader_refuses_a_short_long_or_damaged_file(file_bytes, cut, message) -> None:
     sha = hashlib.sha256(file_bytes).hexdigest()
     loader = loader_for(cut(file_bytes), len(file_bytes), sha)
-    with pytest.raises(page.LoadError, match=message):
+    with pytest.raises(llm_card.LoadError, match=message):
         run_loader(loader)
     assert loader.model is None
 
@@ -95,7 +94,7 @@ def test_the_loader_refuses_a_short_long_or_damaged_file(file_bytes, cut, messag
 def test_the_loader_refuses_a_file_that_is_not_gguf() -> None:
     junk = b"GGUF" + bytes(100)
     loader = loader_for(junk, len(junk), hashlib.sha256(junk).hexdigest())
-    with pytest.raises(page.LoadError, match="the model file is not a usable GGUF: "):
+    with pytest.raises(llm_card.LoadError, match="the model file is not a usable GGUF: "):
         run_loader(loader)
 
 
@@ -109,7 +108,7 @@ def c_model(smollm2_gguf):
     model.release()
 
 
-def reply_tokens(reply: page.Reply) -> tuple[list[int], list[dict]]:
+def reply_tokens(reply: llm_card.Reply) -> tuple[list[int], list[dict]]:
     async def go() -> list[dict]:
         answers = []
         while not reply.done:
@@ -125,7 +124,7 @@ def test_a_reply_decodes_the_tokens_generate_decodes(c_model) -> None:
     ids = tokenizer.encode_chat([{"role": "user", "content": "What is the capital of France?"}])
     ends = sorted(tokenizer.special_ids)
     want = [t for t in generate(model, ids, max_tokens=12, stop=ends) if t not in ends]
-    tokens, answers = reply_tokens(page.Reply(model, tokenizer, ids, 12, Sampling()))
+    tokens, answers = reply_tokens(llm_card.Reply(model, tokenizer, ids, 12, Sampling()))
     assert tokens == want
     assert len(answers) == len(ids) + len(want) - 1 + (answers[-1]["finish"] == "stop")
     assert all(a["text"] == "" for a in answers[: len(ids) - 1])  # the prompt, a token a step
@@ -138,11 +137,11 @@ def test_a_reply_decodes_the_tokens_generate_decodes(c_model) -> None:
 def test_a_reply_stops_at_its_length_and_a_seed_repeats_a_draw(c_model) -> None:
     model, tokenizer = c_model
     ids = tokenizer.encode_chat([{"role": "user", "content": "Tell me a story."}])
-    greedy, _ = reply_tokens(page.Reply(model, tokenizer, ids, 3, Sampling()))
+    greedy, _ = reply_tokens(llm_card.Reply(model, tokenizer, ids, 3, Sampling()))
     assert len(greedy) == 3
-    warm = Sampling(0.9, page.TOP_K, 1.0, 7)
-    first, answers = reply_tokens(page.Reply(model, tokenizer, ids, 5, warm))
-    again, _ = reply_tokens(page.Reply(model, tokenizer, ids, 5, warm))
+    warm = Sampling(0.9, llm_card.TOP_K, 1.0, 7)
+    first, answers = reply_tokens(llm_card.Reply(model, tokenizer, ids, 5, warm))
+    again, _ = reply_tokens(llm_card.Reply(model, tokenizer, ids, 5, warm))
     assert first == again and answers[-1]["finish"] in ("length", "stop")
 
 
@@ -165,7 +164,7 @@ def test_the_chat_handler_checks_its_parameters(c_model, params, message) -> Non
     state = session_state("llm")
     state.reset()
     assert "load the model first" in call("llm.chat", prompt="hi")["error"]["message"]
-    loader = page.Loader(chunks(b""), size=0, sha256="", device=None, source="network")
+    loader = llm_card.Loader(chunks(b""), size=0, sha256="", device=None, source="network")
     loader.model, loader.tokenizer = c_model
     state["loaded"] = loader
     try:

@@ -14,7 +14,7 @@ run between tokens and Stop lands within one token.
 
 ``Loader`` is the loading itself over any source of byte chunks (the page's is a fetch or a
 Cache Storage response, read a chunk at a time); ``Reply`` is one reply, a step at a time.
-Both run in CPython too (tests/test_llm_page.py, on a file and wgpu-py).
+Both run in CPython too (tests/test_llm_card_worker.py, on a file and wgpu-py).
 """
 
 from __future__ import annotations
@@ -23,12 +23,13 @@ import contextlib
 import hashlib
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from demos.api import SITE, handler
 from demos.common import finite_param, session_state
-from tang.llm.generate import check_request
-from tang.llm.sampling import Sampler, Sampling
+
+if TYPE_CHECKING:  # tang.llm is imported when a model loads, not when the card asks status
+    from tang.llm.sampling import Sampling
 
 MODEL = "SmolLM2-135M-Instruct"
 CACHE = "tang-models-v1"  # the Cache Storage bucket the card keeps model files in
@@ -182,6 +183,9 @@ class Reply:
     def __init__(
         self, model: Any, tokenizer: Any, ids: list[int], max_tokens: int, sampling: Sampling
     ) -> None:
+        from tang.llm.generate import check_request
+        from tang.llm.sampling import Sampler
+
         check_request(ids, max_tokens, model.capacity)
         self.model, self.tokenizer, self.ids = model, tokenizer, ids
         self.max_tokens = max_tokens
@@ -455,6 +459,8 @@ def chat(
         raise ValueError(f"max_tokens must be a whole number, not {max_tokens!r}")
     if not 1 <= max_tokens <= MAX_TOKENS:
         raise ValueError(f"max_tokens is 1 … {MAX_TOKENS}, not {max_tokens}")
+    from tang.llm.sampling import Sampling
+
     ids = loader.tokenizer.encode_chat([{"role": "user", "content": prompt}])
     sampling = Sampling(temperature, TOP_K if temperature else 0, 1.0, seed)
     state["reply"] = Reply(loader.model, loader.tokenizer, ids, max_tokens, sampling)
