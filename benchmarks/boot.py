@@ -129,6 +129,10 @@ def main() -> int:
                 results[(name, "warm")].append(
                     time_to_ready(pw, urls[name], profile, home, ready_js, value_js)
                 )
+        snapshots = {
+            label: (folder / "pyodide" / "snapshot.bin").stat().st_size
+            for label, folder in folders.items()
+        }
         if args.against:
             subprocess.run(["git", "worktree", "remove", "--force", f"{tmp}/worktree"], cwd=ROOT)
     for server in servers:
@@ -149,9 +153,8 @@ def main() -> int:
         for kind, now in (("cold", cold), ("warm", warm)):
             then = statistics.median(results[(name, kind)])
             print(f"{kind}: this tree ÷ {args.against} = {now / then:.2f}")
-        for label, folder in folders.items():
-            snap = folder / "pyodide" / "snapshot.bin"
-            print(f"memory snapshot, {label}: {snap.stat().st_size:,} bytes")
+        for label, size in snapshots.items():
+            print(f"memory snapshot, {label}: {size:,} bytes")
     print(
         f"targets: cold ≤ 4 s {'met' if cold <= 4 else 'MISSED'}, "
         f"warm ≤ 2 s {'met' if warm <= 2 else 'MISSED'}"
