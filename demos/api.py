@@ -55,7 +55,7 @@ Handler = Callable[..., Any]
 _HANDLERS: dict[str, Handler] = {}
 
 # prefix -> module, for the modules whose name is not simply demos.<prefix>.
-PROVIDERS: dict[str, str] = {"llm": "demos.llm_card"}  # demos.llm is the desktop package
+PROVIDERS: dict[str, str] = {}
 
 # Where the page's wheels are (set by the worker at boot): {"base": url, "wheels": {name: path}}
 SITE: dict[str, Any] = {"base": "", "wheels": {}}
@@ -216,8 +216,7 @@ _IDLE_HOOKS: list[Callable[[], Any]] = []
 _warming: dict[str, Any] = {"hook": 0, "step": 0, "imports": []}
 
 # Modules of this package that are not demos (never imported to find hooks).
-# llm: the desktop package; llm_card: the page's LLM (nothing to warm up, a heavy import)
-NOT_DEMOS = frozenset({"api", "common", "__main__", "llm", "llm_card"})
+NOT_DEMOS = frozenset({"api", "common", "__main__", "llm"})  # llm: the desktop package
 
 
 def warm_up_hook(fn: Callable[[int], bool]) -> Callable[[int], bool]:

@@ -3,14 +3,14 @@ kept in the browser's Cache Storage, checked against the site's manifest, put on
 WebGPU still 4-bit, and decoded one token per worker call, so the other panels' requests
 run between tokens and Stop lands within one token.
 
-    llm.status()                    the model's size, the adapter (or why there is none), cached?
-    llm.load()                      start loading: the cached copy if there is one, else the site
-    llm.load_step()                 one slice of it: {stage, done_bytes, total_bytes, source, done}
-    llm.load_stop()                 drop a load in progress (nothing half-loaded stays)
-    llm.forget()                    delete the cached copy and free the model
-    llm.chat(prompt, temperature, seed, max_tokens)   start a reply: {prompt_tokens, …}
-    llm.chat_step()                 one forward step: {text, done, finish, stats}
-    llm.chat_stop()                 end the reply (the page also just stops asking)
+    llm_card.status()           the model's size, the adapter (or why there is none), cached?
+    llm_card.load()             start loading: the cached copy if there is one, else the site
+    llm_card.load_step()        one slice of it: {stage, done_bytes, total_bytes, source, done}
+    llm_card.load_stop()        drop a load in progress (nothing half-loaded stays)
+    llm_card.forget()           delete the cached copy and free the model
+    llm_card.chat(prompt, temperature, seed, max_tokens)   start a reply: {prompt_tokens, …}
+    llm_card.chat_step()        one forward step: {text, done, finish, stats}
+    llm_card.chat_stop()        end the reply (the page also just stops asking)
 
 ``Loader`` is the loading itself over any source of byte chunks (the page's is a fetch or a
 Cache Storage response, read a chunk at a time); ``Reply`` is one reply, a step at a time.
@@ -337,7 +337,7 @@ async def _device() -> tuple[Any, str | None]:
 # ---- the worker methods --------------------------------------------------------------------
 
 
-@handler("llm.status")
+@handler("llm_card.status")
 async def status() -> dict[str, Any]:
     """What the card can offer before anything is fetched."""
     entry = await _manifest_entry()
@@ -355,7 +355,7 @@ async def status() -> dict[str, Any]:
     }
 
 
-@handler("llm.load")
+@handler("llm_card.load")
 async def load() -> dict[str, Any]:
     """Start loading the model (the cached copy when there is one)."""
     state = session_state("llm")
@@ -369,7 +369,7 @@ async def load() -> dict[str, Any]:
     return state["loading"].progress()
 
 
-@handler("llm.load_step")
+@handler("llm_card.load_step")
 async def load_step() -> dict[str, Any]:
     """One slice of the load in progress; ``facts`` once the model is ready."""
     state = session_state("llm")
@@ -377,7 +377,7 @@ async def load_step() -> dict[str, Any]:
     if loader is None:
         if "loaded" in state:
             return {**state["loaded"].progress(), "facts": state["loaded"].facts()}
-        raise LoadError("no load in progress (call llm.load first)")
+        raise LoadError("no load in progress (call llm_card.load first)")
     try:
         progress = await loader.step()
     except LoadError as exc:
@@ -414,7 +414,7 @@ async def _drop(loader: Loader) -> None:
         loader.model = None
 
 
-@handler("llm.load_stop")
+@handler("llm_card.load_stop")
 async def load_stop() -> dict[str, Any]:
     """Drop the load in progress."""
     state = session_state("llm")
@@ -424,7 +424,7 @@ async def load_stop() -> dict[str, Any]:
     return {"stopped": loader is not None}
 
 
-@handler("llm.forget")
+@handler("llm_card.forget")
 async def forget() -> dict[str, Any]:
     """Delete the cached copy and free the model from the device."""
     state = session_state("llm")
@@ -437,7 +437,7 @@ async def forget() -> dict[str, Any]:
     return {"deleted": deleted}
 
 
-@handler("llm.chat")
+@handler("llm_card.chat")
 def chat(
     prompt: str, temperature: float = 0.0, seed: int = 0, max_tokens: int = 64
 ) -> dict[str, Any]:
@@ -467,16 +467,16 @@ def chat(
     return state["reply"].answer("")
 
 
-@handler("llm.chat_step")
+@handler("llm_card.chat_step")
 async def chat_step() -> dict[str, Any]:
     """One forward step of the reply in progress."""
     reply: Reply | None = session_state("llm").get("reply")
     if reply is None:
-        raise ValueError("no reply in progress (call llm.chat first)")
+        raise ValueError("no reply in progress (call llm_card.chat first)")
     return await reply.step()
 
 
-@handler("llm.chat_stop")
+@handler("llm_card.chat_stop")
 def chat_stop() -> dict[str, Any]:
     """End the reply in progress (its cache rows are simply overwritten by the next)."""
     reply = session_state("llm").pop("reply", None)

@@ -163,19 +163,19 @@ def call(method: str, **params) -> dict:
 def test_the_chat_handler_checks_its_parameters(c_model, params, message) -> None:
     state = session_state("llm")
     state.reset()
-    assert "load the model first" in call("llm.chat", prompt="hi")["error"]["message"]
+    assert "load the model first" in call("llm_card.chat", prompt="hi")["error"]["message"]
     loader = llm_card.Loader(chunks(b""), size=0, sha256="", device=None, source="network")
     loader.model, loader.tokenizer = c_model
     state["loaded"] = loader
     try:
-        envelope = call("llm.chat", **params)
+        envelope = call("llm_card.chat", **params)
         assert not envelope["ok"] and message in envelope["error"]["message"]
-        assert call("llm.chat", prompt="hi", max_tokens=2)["ok"]
+        assert call("llm_card.chat", prompt="hi", max_tokens=2)["ok"]
         steps = 0
-        while not (answer := call("llm.chat_step"))["result"]["done"]:
+        while not (answer := call("llm_card.chat_step"))["result"]["done"]:
             steps += 1
         assert answer["ok"] and len(answer["result"]["tokens"]) <= 2
-        assert call("llm.chat_stop")["result"]["stopped"] is True
-        assert "no reply in progress" in call("llm.chat_step")["error"]["message"]
+        assert call("llm_card.chat_stop")["result"]["stopped"] is True
+        assert "no reply in progress" in call("llm_card.chat_step")["error"]["message"]
     finally:
         state.reset()

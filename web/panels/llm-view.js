@@ -69,7 +69,7 @@ export function llmView(el, command) {
     v.answer.textContent += text;
     v.reply.scrollTop = v.reply.scrollHeight;
   };
-  /** The readouts of the loaded model (llm.load_step's facts). */
+  /** The readouts of the loaded model (llm_card.load_step's facts). */
   v.showModel = (f) => {
     show("device", `${f.device.name} (WebGPU), copy ${fmt(f.copy_gbs, 3)} GB/s measured at load`);
     show("weights", `${f.weights} blocks as in the file: ${mb(f.weight_bytes)} read per token`);
@@ -78,7 +78,7 @@ export function llmView(el, command) {
       `${f.kernels_lowered} kernels, all lowered by the tensor IR`);
     show("light", `${fmt(f.light_tok_s, 3)} tok/s (weight bytes per token ÷ copy bandwidth)`);
   };
-  /** Tokens per second and the fraction of the speed of light (llm.chat_step's answer). */
+  /** Tokens per second and the fraction of the speed of light (llm_card.chat_step's answer). */
   v.showSpeed = (r, facts) => {
     const decode = r.decode_tok_s ? `decode ${fmt(r.decode_tok_s, 3)}` : "decode …";
     show("speed", `prompt ${fmt(r.prefill_tok_s, 3)} · ${decode} tok/s`);

@@ -1,7 +1,7 @@
 // Same idea, every scale · 6. An LLM: SmolLM2-135M-Instruct decoded in this tab by kernels
 // tang derives, on this browser's WebGPU. Nothing is fetched until Load; the file is kept in
 // Cache Storage (Forget deletes it). Loading and decoding are loops of short worker calls
-// (llm.load_step, llm.chat_step: one token each), so the other cards keep running between
+// (llm_card.load_step, llm_card.chat_step: one token each), so the other cards keep running between
 // them and Stop lands within one token. ./llm-view.js builds the card; this is the controller.
 import { pythonStarted } from "../lib/card.js";
 import { runChunks } from "../lib/loop.js";
@@ -17,7 +17,7 @@ const STAGES = {
   ready: "ready",
 };
 
-/** The card's state and its three actions (load, send, forget) over the worker's llm.*. */
+/** The card's state and its three actions (load, send, forget) over the worker's llm_card.*. */
 class LlmCard {
   constructor(el, view, call) {
     Object.assign(this, { el, v: view, call, status: null, facts: null, controller: null });
@@ -52,7 +52,7 @@ class LlmCard {
     el.dataset.source = p.source;
   }
 
-  /** Load the model in slices (llm.load_step) until it is on the GPU, or Stop. */
+  /** Load the model in slices (llm_card.load_step) until it is on the GPU, or Stop. */
   async load() {
     const { el, v, call } = this;
     this.controller = new AbortController();
@@ -62,18 +62,18 @@ class LlmCard {
     el.dataset.state = "loading";
     v.say("");
     try {
-      this.showProgress(await call("llm.load", {}, { signal }));
-      const { stopped, last } = await runChunks(() => call("llm.load_step", {}, { signal }),
+      this.showProgress(await call("llm_card.load", {}, { signal }));
+      const { stopped, last } = await runChunks(() => call("llm_card.load_step", {}, { signal }),
         { signal, onProgress: (p) => this.showProgress(p) });
       if (stopped) {
-        await call("llm.load_stop").catch(() => {});
+        await call("llm_card.load_stop").catch(() => {});
         this.idle();
         v.say("Stopped: nothing of the model was kept.");
         return;
       }
       this.ready(last);
     } catch (err) {
-      await call("llm.load_stop").catch(() => {});
+      await call("llm_card.load_stop").catch(() => {});
       this.idle();
       el.dataset.state = signal.aborted ? "idle" : "error";
       v.say(signal.aborted ? "Stopped." : `Loading failed: ${err.message}`, !signal.aborted);
@@ -98,7 +98,7 @@ class LlmCard {
     v.say(last.note ? `${last.note} ${greedy}` : `Ask something. ${greedy}`);
   }
 
-  /** One reply, a token per worker call (llm.chat_step), streamed into the chat. */
+  /** One reply, a token per worker call (llm_card.chat_step), streamed into the chat. */
   async send() {
     const { el, v, call } = this;
     const text = v.prompt.value.trim();
@@ -129,12 +129,12 @@ class LlmCard {
       const number = (label) => Number(label.querySelector("input").value);
       const params = { prompt: text, temperature: number(v.temperature), seed: number(v.seed),
         max_tokens: number(v.maxTokens) };
-      const first = await call("llm.chat", params, { signal });
+      const first = await call("llm_card.chat", params, { signal });
       v.say(`Reading your message: ${first.prompt_tokens} tokens in the chat template…`);
-      const { stopped, last } = await runChunks(() => call("llm.chat_step", {}, { signal }),
+      const { stopped, last } = await runChunks(() => call("llm_card.chat_step", {}, { signal }),
         { signal, onProgress });
       if (stopped) {
-        const after = await call("llm.chat_stop").catch(() => null);
+        const after = await call("llm_card.chat_stop").catch(() => null);
         Object.assign(el.dataset, { state: "stopped", stoppedAt: String(shown.length) });
         if (after) el.dataset.workerTokens = String(after.tokens);
         v.say(`Stopped after ${shown.length} tokens.`);
@@ -152,14 +152,14 @@ class LlmCard {
     }
   }
 
-  /** Delete the cached copy and free the model (llm.forget). */
+  /** Delete the cached copy and free the model (llm_card.forget). */
   async forget() {
     const { v } = this;
     this.controller?.abort();
     v.forgetBtn.disabled = true;
     this.chatting(false);
     try {
-      await this.call("llm.forget");
+      await this.call("llm_card.forget");
       this.status.cached = false;
       this.facts = null;
       for (const key of ["device", "weights", "memory", "kernels", "speed", "light"]) {
@@ -216,7 +216,7 @@ export default {
     const failed = () => v.say("Python did not start, so the model cannot run here.", true);
     if (!(await pythonStarted(ready, el, failed))) return;
     try {
-      card.status = await call("llm.status");
+      card.status = await call("llm_card.status");
     } catch (err) {
       el.dataset.state = "error";
       v.say(`The model is not available: ${err.message}`, true);
