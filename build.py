@@ -19,6 +19,8 @@ What dist/ holds (every file listed with its sha256 in dist/manifest.json):
     pyodide/                                                      the runtime (npm `pyodide`)
     wheels/                                                       tang (+ demos), micropip,
                                                                   sympy, mpmath
+    models/                                                       the LLM card's GGUF, fetched
+                                                                  by the page only on Load
     _test/                                                        only with --with-tests
     _bench/                                                       only with --with-benchmarks:
                                                                   Pyodide alone, for
