@@ -376,7 +376,9 @@ def _hf_backend(metadata: dict, digits: bool = True):
 @pytest.fixture(scope="module")
 def hf(metadata: dict):
     pytest.importorskip(
-        "transformers", reason="transformers is not installed (it is the Hugging Face reference)"
+        "transformers",
+        reason="transformers is not installed (the Hugging Face reference; "
+        "python build.py test installs it)",
     )
     from transformers import PreTrainedTokenizerFast
 
@@ -425,7 +427,9 @@ def test_transformers_converter_differs_only_by_digits(tok: Tokenizer, metadata:
     special tokens; its pre-tokenizer lacks SmolLM2's digit split, which only shows where a
     number follows whitespace or a number ("x  12": "x", " ", " 1", "2" for "x", "  ", "1", "2")."""
     pytest.importorskip(
-        "transformers", reason="transformers is not installed (it is the Hugging Face reference)"
+        "transformers",
+        reason="transformers is not installed (the Hugging Face reference; "
+        "python build.py test installs it)",
     )
     try:
         from transformers.integrations.gguf import convert_gguf_tokenizer
@@ -465,7 +469,9 @@ def test_autotokenizer_when_torch_is_here(tok: Tokenizer, smollm2_gguf: Path):
         "converter's tokenizer is compared in test_same_ids_as_hugging_face)",
     )
     transformers = pytest.importorskip(
-        "transformers", reason="transformers is not installed (it is the Hugging Face reference)"
+        "transformers",
+        reason="transformers is not installed (the Hugging Face reference; "
+        "python build.py test installs it)",
     )
     auto = transformers.AutoTokenizer.from_pretrained(
         str(smollm2_gguf.parent), gguf_file=smollm2_gguf.name

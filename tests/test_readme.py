@@ -303,8 +303,16 @@ def test_build_py_help_shows_every_default(command: str) -> None:
 @pytest.mark.toolchain  # the server runs the model on the compiled C device
 def test_the_llm_server_examples_run(tmp_path: Path) -> None:
     """The README's server command, on a free port, answers its curl and openai examples."""
-    pytest.importorskip("openai", reason="the openai client is absent: pip install -e '.[dev]'")
-    pytest.importorskip("starlette", reason="the server's extra is absent: pip install -e '.[dev]'")
+    pytest.importorskip(
+        "openai",
+        reason="the openai client is absent: pip install -e '.[dev]' (python build.py test "
+        "installs it, so CI runs this)",
+    )
+    pytest.importorskip(
+        "starlette",
+        reason="the server's extra is absent: pip install -e '.[dev]' (python build.py test "
+        "installs it, so CI runs this)",
+    )
     argv = [sys.executable, "-m", "demos.llm", "serve", "--port", "0", "--device", "c"]
     server = subprocess.Popen(
         argv, cwd=tmp_path, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True

@@ -65,6 +65,12 @@ export function llmView(el, command) {
     v.answer = answer;
     v.reply.scrollTop = v.reply.scrollHeight;
   };
+  /** Take back the last turn (a request the worker refused before any token). */
+  v.unturn = () => {
+    v.answer?.previousElementSibling?.remove();
+    v.answer?.remove();
+    v.answer = null;
+  };
   v.append = (text) => {
     v.answer.textContent += text;
     v.reply.scrollTop = v.reply.scrollHeight;

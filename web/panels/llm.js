@@ -34,6 +34,13 @@ class LlmCard {
     v.progressText.textContent = "";
   }
 
+  /** Move focus to `target` when the control that had it went disabled or hidden (focus is
+   * then on the page itself) or is in this card; never away from another card. */
+  refocus(target) {
+    const at = document.activeElement;
+    if (!at || at === document.body || this.el.contains(at)) target.focus();
+  }
+
   chatting(on) {
     this.v.prompt.disabled = this.v.sendBtn.disabled = !on;
     this.v.stopBtn.disabled = true;
@@ -69,14 +76,17 @@ class LlmCard {
         await call("llm_card.load_stop").catch(() => {});
         this.idle();
         v.say("Stopped: nothing of the model was kept.");
+        this.refocus(v.loadBtn);
         return;
       }
       this.ready(last);
+      this.refocus(v.prompt);
     } catch (err) {
       await call("llm_card.load_stop").catch(() => {});
       this.idle();
       el.dataset.state = signal.aborted ? "idle" : "error";
       v.say(signal.aborted ? "Stopped." : `Loading failed: ${err.message}`, !signal.aborted);
+      this.refocus(v.loadBtn);
     } finally {
       v.stopLoadBtn.disabled = v.stopLoadBtn.hidden = true;
     }
@@ -110,6 +120,7 @@ class LlmCard {
     const { signal } = this.controller;
     this.chatting(false);
     v.stopBtn.disabled = false;
+    this.refocus(v.stopBtn); // the disabled Send and prompt would drop it
     v.forgetBtn.disabled = true;
     el.dataset.state = "generating";
     delete el.dataset.finish;
@@ -145,10 +156,12 @@ class LlmCard {
         : `${last.tokens.length} tokens: the length you asked for.`);
     } catch (err) {
       el.dataset.state = "error";
+      if (!shown.length) v.unturn();
       v.say(`The reply failed: ${err.message}`, true);
     } finally {
       this.chatting(true);
       v.forgetBtn.disabled = false;
+      this.refocus(v.prompt);
     }
   }
 
@@ -168,6 +181,7 @@ class LlmCard {
       v.reply.replaceChildren();
       this.idle();
       v.say("Forgotten: the cached copy is deleted and the GPU memory freed.");
+      this.refocus(v.loadBtn);
     } catch (err) {
       v.say(`Could not forget the model: ${err.message}`, true);
     }
