@@ -7,7 +7,7 @@
     of value and gradient on the same expressions (sympy is handed its expressions already
     built: its parsing is not timed; its cache is cleared before each run, as tang's
     results are dropped, and their nodes freed, in each run). Target: tang ≥ 100× faster.
-(b) the gradient graph of a 1,600-step leapfrog orbit (``tang.geometry.leapfrog_orbit``,
+(b) the gradient graph of a 1,600-step leapfrog orbit (``tang.physics.gravity.leapfrog_orbit``,
     written once over any number): trace + reverse mode. Target ≤ 0.5 s. For scale, the
     same simulation run once on plain floats.
 (c) a Dual multiply-add ``a = a*b + c`` in a loop, next to the same loop on floats (loop
@@ -35,7 +35,7 @@ from expressions import EXPRESSIONS
 import tang
 from tang.expr.graph import collect
 from tang.expr.parse import parse_graph
-from tang.geometry import leapfrog_orbit
+from tang.physics.gravity import leapfrog_orbit
 
 INPUTS = ("x", "y", "z")
 

@@ -1,4 +1,4 @@
-"""The orbit: gravity and leapfrog over every number type (tang.geometry, tang.physics.orbit),
+"""The orbit: gravity and leapfrog over every number type (tang.physics.gravity and .orbit),
 its gradient against finite differences for shots that miss and shots that hit a body, the
 optimiser on a fixed set of poor first shots, the worker handlers, and the command line (run
 as a real subprocess)."""
@@ -17,7 +17,7 @@ import tang
 from demos import api, orbit
 from tang import dual
 from tang.dual import Tangents
-from tang.geometry import gravity, leapfrog_orbit, point_mass
+from tang.physics.gravity import gravity, leapfrog_orbit, point_mass
 from tang.physics.orbit import (
     Body,
     closest_approach,

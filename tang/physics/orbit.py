@@ -1,7 +1,7 @@
 """A probe among fixed gravitating bodies, written once over any number: floats give the
 flight, Duals its exact slopes, traced variables a graph.
 
-- ``fly``: kick-drift-kick leapfrog in the bodies' summed gravity (``tang.geometry``); a
+- ``fly``: kick-drift-kick leapfrog in the bodies' summed gravity (``tang.physics.gravity``); a
   probe that enters a body stops on its surface, at the exact point where its last step
   crossed it, so the stop point (and the time of impact) move smoothly with the launch.
 - ``closest_approach``: the distance from a target to the flown path (the polyline through
@@ -25,7 +25,7 @@ from typing import Any
 from .. import dual
 from .. import scalar as S
 from ..expr.graph import Node
-from ..geometry import point_mass
+from .gravity import point_mass
 
 Number = Any  # float | tang.Dual | tang.Node
 

@@ -1,12 +1,12 @@
-"""Small physics and geometry written once over any number type: floats give numbers,
-Duals give slopes, graph variables give a graph to differentiate or lower."""
+"""Point-mass gravity and the kick-drift-kick leapfrog, written once over any number type:
+floats give numbers, Duals give slopes, graph variables give a graph to differentiate or lower."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
 
-from . import scalar as S
+from .. import scalar as S
 
 Number = Any  # float | tang.Dual | tang.Node
 Acceleration = Callable[[Number, Number], tuple[Number, Number]]

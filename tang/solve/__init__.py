@@ -1,0 +1,1 @@
+"""Optimisers over any number type (placeholder: the solvers issue fills this package)."""
