@@ -49,6 +49,18 @@ def fastest(fn: Callable[[], object], repeat: int) -> tuple[float, float]:
     return first, min(runs)
 
 
+def fastest_interleaved(fns: list[Callable[[], object]], repeat: int) -> list[float]:
+    """The fastest of ``repeat`` runs of each function, the functions taking turns so that a
+    busy machine slows each alike (for ratios between them)."""
+    best = [float("inf")] * len(fns)
+    for _ in range(repeat):
+        for k, fn in enumerate(fns):
+            start = time.perf_counter()
+            fn()
+            best[k] = min(best[k], time.perf_counter() - start)
+    return best
+
+
 def ms(seconds: float) -> str:
     """Seconds as right-aligned milliseconds, for a table column."""
     return f"{seconds * 1e3:9.1f} ms"

@@ -68,7 +68,7 @@ class UnknownMethod(LookupError):
 
 
 class BadParams(TypeError):
-    """The parameters do not fit the handler."""
+    """The parameters do not match the handler."""
 
 
 def handler(name: str) -> Callable[[Handler], Handler]:

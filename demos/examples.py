@@ -60,6 +60,11 @@ EXAMPLES: tuple[Example, ...] = (
         ("demos.orbit", "--speed", "0.9", "--heading", "80", "--optimize", "20"),
     ),
     Example(
+        "Fitting a circle to noisy points",
+        "Levenberg–Marquardt (tang.solve) with dual-number Jacobians, and the fit's covariance.",
+        ("demos.fit", "--points", "40", "--arc", "120", "--noise", "0.05"),
+    ),
+    Example(
         "A small model that writes",
         "tang.nn trains the Quantum Poet, a character model of physics haikus, in pure Python, "
         "as the page's card does, then samples it.",

@@ -1,7 +1,9 @@
 """The robot arm "rose": a planar two-link arm whose hand follows a target.
 
-The forward kinematics live in ``tang.physics.arm`` (written once over any number); this
-module holds the scene, the inverse-kinematics loop and the worker handlers:
+The forward kinematics live in ``tang.physics.arm`` (written once over any number), the
+inverse kinematics in ``tang.physics.ik`` (``TwoLinkArm``, over ``tang.solve``'s bounded
+damped least squares); this module holds the scene, the pick-and-place path and the worker
+handlers:
 
     robot_arm.scene       {}               the scene below, for the page to draw
     robot_arm.solve       {target, pose?}  one solve from the current pose toward target
@@ -31,7 +33,8 @@ from typing import Any
 
 from demos.api import handler
 from demos.common import OneLineParser, glue_values
-from tang.physics.arm import elbow_position, forward_kinematics, hand_and_jacobian
+from tang.physics.arm import elbow_position, forward_kinematics
+from tang.physics.ik import TwoLinkArm
 
 # ---------------------------------------------------------------------------------------
 # the scene, stated once: millimetres, shoulder at the origin, y up, degrees counter-clockwise
@@ -45,18 +48,14 @@ SPOTS_MM = ((300.0, 40.0), (-120.0, 280.0))  # the two pick-and-place spots
 LIFT_MM = 140.0  # how high the block is carried above the straight line between them
 GRAB_S, CARRY_S = 0.4, 2.0  # pick-and-place timing: hold at a spot, travel to the other
 
-FAR_MM = 1e6  # targets farther than this are aimed at from this distance (same direction)
 TOLERANCE_MM = 1e-4  # a solve stops once the hand is this close
 REACH_TOLERANCE_MM = 1e-6  # a target this close to the workspace counts as reachable
 
 _S_LO, _S_HI = (math.radians(a) for a in SHOULDER_LIMITS_DEG)
 _E_LO, _E_HI = (math.radians(a) for a in ELBOW_LIMITS_DEG)
-MAX_REACH_MM = math.hypot(UPPER_MM + FOREARM_MM * math.cos(_E_LO), FOREARM_MM * math.sin(_E_LO))
-MIN_REACH_MM = math.hypot(UPPER_MM + FOREARM_MM * math.cos(_E_HI), FOREARM_MM * math.sin(_E_HI))
-
-# damped least squares: λ (mm/rad) shrinks after a step that helps, grows after one that does not
-DAMPING_START, DAMPING_MIN, DAMPING_MAX = 10.0, 1e-6, 1e7
-DAMPING_DOWN, DAMPING_UP = 0.3, 4.0
+ARM = TwoLinkArm(UPPER_MM, FOREARM_MM, (_S_LO, _S_HI), (_E_LO, _E_HI))  # the IK lives here
+MAX_REACH_MM = ARM.max_reach
+MIN_REACH_MM = ARM.min_reach
 
 
 @dataclass(frozen=True)
@@ -86,96 +85,9 @@ def _clamp(a: float, lo: float, hi: float) -> float:
     return lo if a < lo else hi if a > hi else a
 
 
-def closed_form(x: float, y: float) -> tuple[float, float]:
-    """The analytic pose (radians) for the target, pushed into the joint limits: exact when
-    the target is reachable, a starting guess when it is not."""
-    r2 = x * x + y * y
-    c = (r2 - UPPER_MM**2 - FOREARM_MM**2) / (2.0 * UPPER_MM * FOREARM_MM)
-    e = _clamp(math.acos(_clamp(c, -1.0, 1.0)), _E_LO, _E_HI)
-    s = math.atan2(y, x) - math.atan2(FOREARM_MM * math.sin(e), UPPER_MM + FOREARM_MM * math.cos(e))
-    s = (s + math.pi) % (2.0 * math.pi) - math.pi  # into [-180°, 180°)
-    if not _S_LO <= s <= _S_HI:  # in the gap behind the shoulder: the nearer limit
-        s = _S_HI if (s - _S_HI) % (2.0 * math.pi) < (_S_LO - s) % (2.0 * math.pi) else _S_LO
-    return s, e
-
-
-def _nearest_on_arc(angle: float, lo: float, hi: float) -> float:
-    """The angle in [lo, hi] nearest to ``angle`` around the circle."""
-    a = lo + (angle - lo) % (2.0 * math.pi)
-    if a <= hi:
-        return a
-    return hi if a - hi < lo + 2.0 * math.pi - a else lo
-
-
-def nearest_pose(x: float, y: float) -> tuple[float, float]:
-    """The pose (radians) whose hand is nearest to (x, y), by geometry: the analytic pose
-    when it is within the limits, else the nearest point of the four edges of the joint box
-    (each edge moves the hand along a circle). The restart point of ``solve``."""
-    candidates = [closed_form(x, y)]
-    for s in (_S_LO, _S_HI):  # shoulder held: the forearm swings about the elbow
-        ex, ey = elbow_position(s, UPPER_MM)
-        candidates.append((s, _nearest_on_arc(math.atan2(y - ey, x - ex) - s, _E_LO, _E_HI)))
-    for e in (_E_LO, _E_HI):  # elbow held: the whole arm swings about the shoulder
-        offset = math.atan2(FOREARM_MM * math.sin(e), UPPER_MM + FOREARM_MM * math.cos(e))
-        candidates.append((_nearest_on_arc(math.atan2(y, x) - offset, _S_LO, _S_HI), e))
-
-    def miss(pose: tuple[float, float]) -> float:
-        hx, hy = forward_kinematics(pose[0], pose[1], UPPER_MM, FOREARM_MM)
-        return (hx - x) ** 2 + (hy - y) ** 2
-
-    return min(candidates, key=miss)
-
-
 def is_reachable(x: float, y: float) -> bool:
     """True when some pose within the joint limits puts the hand on (x, y)."""
-    s, e = closed_form(x, y)
-    hx, hy = forward_kinematics(s, e, UPPER_MM, FOREARM_MM)
-    return math.hypot(hx - x, hy - y) <= REACH_TOLERANCE_MM
-
-
-def damped_least_squares(
-    x: float, y: float, s: float, e: float, max_iterations: int, tolerance_mm: float
-) -> tuple[float, float, float, int]:
-    """Move the pose (radians) toward putting the hand on (x, y): (s, e, error_mm, iterations).
-
-    Each iteration solves (JᵀJ + λ²I)·Δ = Jᵀ·err with J from one dual pass; a joint held at
-    a limit that the step would push further out is frozen; the step is clamped into the
-    limits and kept only if it brings the hand closer (then λ shrinks, else it grows)."""
-    damping = DAMPING_START
-    (hx, hy), ((a, b), (c, d)) = hand_and_jacobian(s, e, UPPER_MM, FOREARM_MM)
-    ex, ey = x - hx, y - hy
-    err2 = ex * ex + ey * ey
-    iterations = 0
-    while iterations < max_iterations and err2 > tolerance_mm * tolerance_mm:
-        iterations += 1
-        gs, ge = a * ex + c * ey, b * ex + d * ey  # Jᵀ·err: downhill in joint space
-        if (s <= _S_LO and gs < 0.0) or (s >= _S_HI and gs > 0.0):
-            a = c = gs = 0.0
-        if (e <= _E_LO and ge < 0.0) or (e >= _E_HI and ge > 0.0):
-            b = d = ge = 0.0
-        if gs == 0.0 and ge == 0.0:
-            break  # nothing downhill inside the limits: the nearest pose from here
-        lam2 = damping * damping
-        m11, m12, m22 = a * a + c * c + lam2, a * b + c * d, b * b + d * d + lam2
-        det = m11 * m22 - m12 * m12
-        ns = _clamp(s + (m22 * gs - m12 * ge) / det, _S_LO, _S_HI)
-        ne = _clamp(e + (m11 * ge - m12 * gs) / det, _E_LO, _E_HI)
-        nx, ny = forward_kinematics(ns, ne, UPPER_MM, FOREARM_MM)
-        new2 = (x - nx) ** 2 + (y - ny) ** 2
-        if new2 < err2:
-            moved = abs(ns - s) + abs(ne - e)
-            s, e = ns, ne
-            damping = max(damping * DAMPING_DOWN, DAMPING_MIN)
-            (hx, hy), ((a, b), (c, d)) = hand_and_jacobian(s, e, UPPER_MM, FOREARM_MM)
-            ex, ey = x - hx, y - hy
-            err2 = ex * ex + ey * ey
-            if moved < 1e-13:
-                break  # converged onto the edge of the workspace
-        else:
-            damping *= DAMPING_UP
-            if damping > DAMPING_MAX:
-                break  # no step helps: a local minimum at the limits
-    return s, e, math.sqrt(err2), iterations
+    return ARM.is_reachable(x, y, REACH_TOLERANCE_MM)
 
 
 def solve(
@@ -187,28 +99,28 @@ def solve(
     restart: bool = True,
     switch_mm: float = 0.0,
 ) -> Solution:
-    """The pose that puts the hand on ``target`` (mm), from ``start_deg``: damped least
-    squares from the start pose, then, if that stalls short of the target, once more from
-    the geometric nearest pose (``restart``), kept when it is closer by more than
-    ``switch_mm``. An unreachable target gives the nearest reachable pose; the shoulder
-    point itself folds the arm in."""
+    """The pose that puts the hand on ``target`` (mm), from ``start_deg`` (clamped into the
+    limits): ``TwoLinkArm.solve`` (damped least squares, restarted from the geometric
+    nearest pose if it stalls; a restart wins when closer by more than ``switch_mm``), in
+    degrees, with the target's reachability."""
     x, y = (float(v) for v in target)
-    far = math.hypot(x, y)
-    # a target beyond FAR_MM is solved for at FAR_MM along its direction (the same nearest
-    # pose, to well under a micrometre) so that squared distances never overflow
-    aim_x, aim_y = (x * (FAR_MM / far), y * (FAR_MM / far)) if far > FAR_MM else (x, y)
-    s0 = _clamp(math.radians(start_deg[0]), _S_LO, _S_HI)
-    e0 = _clamp(math.radians(start_deg[1]), _E_LO, _E_HI)
-    s, e, err, n = damped_least_squares(aim_x, aim_y, s0, e0, max_iterations, tolerance_mm)
-    if restart and err > tolerance_mm:
-        gs, ge = nearest_pose(aim_x, aim_y)
-        s2, e2, err2, n2 = damped_least_squares(aim_x, aim_y, gs, ge, max_iterations, tolerance_mm)
-        n += n2
-        if err2 < err - switch_mm - 1e-9 * (1.0 + err):  # equal candidates keep the start's
-            s, e, err = s2, e2, err2
-    hx, hy = forward_kinematics(s, e, UPPER_MM, FOREARM_MM)
-    miss = math.hypot(hx - x, hy - y)  # from the target as given
-    return Solution(math.degrees(s), math.degrees(e), (hx, hy), miss, n, is_reachable(x, y))
+    start = (math.radians(start_deg[0]), math.radians(start_deg[1]))
+    sol = ARM.solve(
+        (x, y),
+        start,
+        max_iterations=max_iterations,
+        tolerance=tolerance_mm,
+        restart=restart,
+        switch=switch_mm,
+    )
+    return Solution(
+        math.degrees(sol.shoulder),
+        math.degrees(sol.elbow),
+        sol.hand,
+        sol.error,
+        sol.iterations,
+        is_reachable(x, y),
+    )
 
 
 # ---------------------------------------------------------------------------------------

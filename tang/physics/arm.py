@@ -2,7 +2,8 @@
 Duals its exact slopes, traced variables a graph to differentiate or lower.
 
 Angles are in radians, counter-clockwise; the elbow angle is relative to the upper arm
-(0 = stretched out). The shoulder sits at the origin.
+(0 = stretched out). The shoulder sits at the origin. The inverse kinematics, within joint
+limits, are ``tang.physics.ik.TwoLinkArm``.
 """
 
 from __future__ import annotations

@@ -41,4 +41,5 @@ class LeastSquaresResult:
     status: int
     message: str
     active_mask: list[int] = field(default_factory=list)  # -1/+1: x at its lower/upper bound
+    optimality: float = 0.0  # max |grad|: scipy's first-order optimality measure
     extra: dict[str, Any] = field(default_factory=dict)

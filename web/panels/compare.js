@@ -99,6 +99,33 @@ const ROWS = [
     ["no", "no optimisers or training loop"],
     ["yes", "nn layers, optimisers and training loops"],
   ]],
+  ["Geometry: vectors, quaternions, exact predicates", [
+    ["yes", "tang.geometry: Vec2, Vec3, Quat and Mat over floats, dual numbers and graphs; orient2d, orient3d, incircle and insphere give the exact sign for floats (Shewchuk's filter, then integers), where plain floats get near-degenerate cases wrong", [
+      "tests/test_geometry_predicates.py::test_random_point_sets_match_the_oracle",
+      "tests/test_geometry_predicates.py::test_near_degenerate_sets_match_the_oracle_and_naive_floats_fail",
+      "tests/test_geometry.py::test_rotation_matches_rodrigues_and_the_matrix",
+      "tests/test_geometry.py::test_traced_graphs_give_the_float_values_and_the_dual_slopes",
+    ]],
+    ["no", "tensors of points; no quaternion type or exact predicates (PyTorch3D adds rotations)"],
+    ["part", "jax.scipy.spatial.transform (Rotation, Slerp); no exact predicates"],
+    ["yes", "sympy.geometry and Quaternion, exact with rationals (symbolic, not float-speed)"],
+    ["no", "no geometry types"],
+  ]],
+  ["Solvers: LU, QR, SVD, eigen; L-BFGS, Levenberg–Marquardt", [
+    ["yes", "tang.linalg (dense, and sparse: CSR, conjugate gradients, sparse Cholesky) and tang.solve in pure Python, over dual numbers too, so a derivative goes through a factorisation; Levenberg–Marquardt uses MINPACK's evaluations on the Moré–Garbow–Hillstrom set", [
+      "tests/test_linalg.py::test_svd_ill_conditioned",
+      "tests/test_linalg_derivatives.py::test_eigh_eigenvalues_and_eigenvectors",
+      "tests/test_linalg_derivatives.py::test_traced_3x3_gradient_matches_the_dual_derivative",
+      "tests/test_linalg_sparse.py::test_cholesky_reconstructs_and_solves",
+      "tests/test_solve_mgh.py::test_levenberg_marquardt_reaches_the_published_minimum",
+      "tests/test_solve_mgh.py::test_lbfgs_reaches_the_published_minimum",
+      "benchmarks/solvers.py::bench_lm",
+    ]],
+    ["part", "torch.linalg, differentiable; torch.optim.LBFGS; no Levenberg–Marquardt"],
+    ["part", "jax.numpy.linalg and jax.scipy.optimize (BFGS), differentiable; L-BFGS and LM in add-ons (Optax, Optimistix)"],
+    ["part", "exact symbolic LU, QR and eigenvalues; no numeric optimisers"],
+    ["no", "no linear-algebra routines; optimisers for training only"],
+  ]],
   ["Big models, fast", [
     ["no", "tang loses here: a 21,534-parameter model, not billions; a small ecosystem; generated kernels reach numpy's BLAS time only as compiled C on the CPU (a 512³ matmul at 0.9–1.3× it), while on a software WebGPU adapter (lavapipe) the same matmul takes about 20× it", [
       "tests/test_quantum_poet.py::test_the_model_has_21534_parameters_in_pytorch_keys",
