@@ -13,9 +13,9 @@ encoding of its result.
 Handlers take JSON-able keyword parameters and return a JSON-able value; ``async def``
 handlers are awaited (that is how a handler waits on WebGPU promises in the browser).
 
-Registration is per module and lazy. A method ``"prefix.name"`` lives in the module given
-by ``PROVIDERS[prefix]``, or else in ``demos.<prefix>``; that module is imported the first
-time one of its methods is called, and registers its handlers at import time::
+Registration is per module and lazy. A method ``"prefix.name"`` lives in the module
+``demos.<prefix>``; that module is imported the first time one of its methods is called, and
+registers its handlers at import time::
 
     # demos/mydemo.py (a new demo is this file and web/panels/mydemo.js, nothing else)
     from demos.api import handler, warm_up_hook
@@ -54,9 +54,6 @@ Handler = Callable[..., Any]
 
 _HANDLERS: dict[str, Handler] = {}
 
-# prefix -> module, for the modules whose name is not simply demos.<prefix>.
-PROVIDERS: dict[str, str] = {}
-
 # Where the page's wheels are (set by the worker at boot): {"base": url, "wheels": {name: path}}
 SITE: dict[str, Any] = {"base": "", "wheels": {}}
 # Wheels that must be installed before another one (micropip runs with deps=False: offline).
@@ -84,8 +81,6 @@ def handler(name: str) -> Callable[[Handler], Handler]:
 
 
 def _provider(prefix: str) -> str | None:
-    if prefix in PROVIDERS:
-        return PROVIDERS[prefix]
     if not prefix.isidentifier() or prefix == "api":
         return None
     module = f"{__package__ or 'demos'}.{prefix}"

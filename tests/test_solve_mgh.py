@@ -129,7 +129,7 @@ def test_lbfgs_reaches_the_published_minimum(name):
 def test_lm_evaluation_counts_match_minpack():
     np = pytest.importorskip("numpy", reason="numpy (the dev extra's oracle) is not installed")
     so = pytest.importorskip("scipy.optimize", reason="scipy (MINPACK, in the dev extra) is absent")
-    total_tang = total_scipy = 0
+    total_tang = total_scipy = same = 0
     peer_failed: list[str] = []
     for name, p in PROBLEMS.items():
         jacobian = tang.jacobian(lambda *xs, p=p: p.residuals(list(xs)))
@@ -145,21 +145,24 @@ def test_lm_evaluation_counts_match_minpack():
 
         theirs = so.least_squares(fun, np.array(p.x0), jac=jac, method="lm")
         ours = least_squares(p.residuals, p.x0)
+        # scipy 1.17's lm is not deterministic within a process: the same call took 38 and
+        # then 66 evaluations on extended Powell singular, and sometimes stops Biggs EXP6
+        # after 3 at f = 0.65 ("both ftol and xtol satisfied"); tang's counts never vary. So
+        # a peer run that reaches no published minimum is no yardstick, tang must never need
+        # more than the peer, and the two must agree exactly on nearly every problem.
         if not any(reaches(2.0 * theirs.cost, m) for m in p.minima):
-            # scipy 1.17's lm sometimes stops Biggs EXP6 after 3 evaluations at f = 0.65
-            # ("both ftol and xtol satisfied"), varying from process to process: a peer run
-            # that reaches no published minimum is no yardstick for counts
             peer_failed.append(name)
             continue
-        # the same iterates up to rounding: the same counts, but on the singular Powell
-        # problems (linear convergence, where rounding decides when a test first holds)
+        # on the singular Powell problems (linear convergence) rounding decides when a test
+        # first holds; MINPACK's njev leaves out the Jacobian at the final x, which scipy's
+        # wrapper then asks for (uncounted), while tang counts it where it needs it
         slack = 6 if "powell_singular" in name else 0
-        assert abs(ours.nfev - theirs.nfev) <= slack, (name, ours.nfev, theirs.nfev)
-        # MINPACK's njev leaves out the Jacobian at the final x, which scipy's wrapper then
-        # asks for (uncounted, and sometimes again); tang counts it where it needs it
-        assert theirs.njev - slack <= ours.njev <= calls[1] + slack, (name, ours.njev, calls)
+        assert ours.nfev <= theirs.nfev + slack, (name, ours.nfev, theirs.nfev)
+        assert ours.njev <= calls[1] + slack, (name, ours.njev, calls)
+        same += ours.nfev == theirs.nfev and theirs.njev <= ours.njev <= calls[1]
         assert 2.0 * ours.cost == pytest.approx(2.0 * theirs.cost, rel=1e-6, abs=1e-10)
         total_tang += ours.nfev + ours.njev
         total_scipy += calls[0] + calls[1]
     assert len(peer_failed) <= 1, peer_failed  # the comparison covers the rest of the set
+    assert same >= len(PROBLEMS) - 4, same  # MINPACK's own counts, one for one
     assert total_tang <= total_scipy  # the issue's target: no more evaluations than MINPACK

@@ -100,7 +100,7 @@ const ROWS = [
     ["yes", "nn layers, optimisers and training loops"],
   ]],
   ["Geometry: vectors, quaternions, exact predicates", [
-    ["yes", "tang.geometry: Vec2, Vec3, Quat and Mat over floats, dual numbers and graphs; orient2d, orient3d, incircle and insphere give the exact sign for floats (Shewchuk's filter, then integers), where plain floats get near-degenerate cases wrong", [
+    ["yes", "Vec2, Vec3, Quat, Mat over floats, duals and graphs; orient2d/3d, incircle, insphere exact on floats, where naive floats err", [
       "tests/test_geometry_predicates.py::test_random_point_sets_match_the_oracle",
       "tests/test_geometry_predicates.py::test_near_degenerate_sets_match_the_oracle_and_naive_floats_fail",
       "tests/test_geometry.py::test_rotation_matches_rodrigues_and_the_matrix",
@@ -112,7 +112,7 @@ const ROWS = [
     ["no", "no geometry types"],
   ]],
   ["Solvers: LU, QR, SVD, eigen; L-BFGS, Levenberg–Marquardt", [
-    ["yes", "tang.linalg (dense, and sparse: CSR, conjugate gradients, sparse Cholesky) and tang.solve in pure Python, over dual numbers too, so a derivative goes through a factorisation; Levenberg–Marquardt uses MINPACK's evaluations on the Moré–Garbow–Hillstrom set", [
+    ["yes", "tang.linalg (dense and sparse) and tang.solve in pure Python; duals differentiate through a factorisation; LM needs no more evaluations than MINPACK", [
       "tests/test_linalg.py::test_svd_ill_conditioned",
       "tests/test_linalg_derivatives.py::test_eigh_eigenvalues_and_eigenvectors",
       "tests/test_linalg_derivatives.py::test_traced_3x3_gradient_matches_the_dual_derivative",
