@@ -29,7 +29,6 @@ import random
 import statistics
 import sys
 import tempfile
-import time
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -58,17 +57,6 @@ def ik_targets(n: int = IK_TARGETS, seed: int = 15) -> list[tuple[float, float]]
         e = math.radians(rng.uniform(*arm.ELBOW_LIMITS_DEG))
         out.append(forward_kinematics(s, e, arm.UPPER_MM, arm.FOREARM_MM))
     return out
-
-
-def best_of(fns: list[Callable[[], object]], repeat: int) -> list[float]:
-    """The fastest of ``repeat`` runs of each function, the functions taking turns."""
-    best = [math.inf] * len(fns)
-    for _ in range(repeat):
-        for i, fn in enumerate(fns):
-            start = time.perf_counter()
-            fn()
-            best[i] = min(best[i], time.perf_counter() - start)
-    return best
 
 
 def ikpy_chain():
@@ -103,7 +91,7 @@ def bench_ik(args: argparse.Namespace) -> None:
     try:
         chain = ikpy_chain()
     except ImportError:
-        t_ours = best_of([ours], args.repeat)[0]
+        t_ours = harness.fastest_interleaved([ours], args.repeat)[0]
         print(
             f"  tang   {t_ours / len(targets) * 1e6:9.1f} µs per solve   worst hand error "
             f"{worst_ours:.1e} mm"
@@ -122,7 +110,9 @@ def bench_ik(args: argparse.Namespace) -> None:
         return worst
 
     worst_theirs = theirs()
-    t_ours, t_theirs = best_of([ours, theirs], args.repeat)  # taking turns: equal load
+    t_ours, t_theirs = harness.fastest_interleaved(
+        [ours, theirs], args.repeat
+    )  # taking turns: equal load
     per_ours, per_theirs = t_ours / len(targets), t_theirs / len(targets)
     print(f"  tang   {per_ours * 1e6:9.1f} µs per solve   worst hand error {worst_ours:.1e} mm")
     print(f"  ikpy   {per_theirs * 1e6:9.1f} µs per solve   worst hand error {worst_theirs:.1e} mm")
@@ -275,7 +265,7 @@ def bench_orbit(args: argparse.Namespace) -> None:
         names.append(f"PyTorch {torch.__version__} autograd")
     except ImportError:
         torch = None
-    times = best_of(fns, args.repeat)
+    times = harness.fastest_interleaved(fns, args.repeat)
     for name, t in zip(names, times):
         print(f"  {name:<36} {t * 1e3:8.2f} ms")
     print(f"  dual / float           {times[0] / times[1]:.1f}× the plain flight's time")
