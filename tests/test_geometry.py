@@ -87,7 +87,7 @@ def test_vectors_are_sequences() -> None:
     assert v[0] == 1.0 and v[-1] == 3.0 and v[1:] == (2.0, 3.0) and len(v) == 3
     assert list(v) == [1.0, 2.0, 3.0] and tuple(Vec2(4.0, 5.0)) == (4.0, 5.0)
     assert repr(v) == "Vec3(1.0, 2.0, 3.0)" and repr(Vec2(1.0, -2.5)) == "Vec2(1.0, -2.5)"
-    assert eval(repr(v)) == v
+    assert Vec3(*v) == v  # it unpacks into its own constructor
     assert v != Vec3(1.0, 2.0, 3.5) and v != (1.0, 2.0, 3.0) and Vec2(1.0, 2.0) != v
     assert Vec3.of([1, 2, 3]) == Vec3(1, 2, 3) and Vec2.of((1.0, 2.0)) == Vec2(1.0, 2.0)
     assert np.array(v).tolist() == [1.0, 2.0, 3.0]
