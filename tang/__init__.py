@@ -10,6 +10,7 @@ from .expr.graph import Graph as Graph
 from .expr.graph import Node as Node
 from .expr.graph import const as const
 from .expr.graph import var as var
+from .expr.loop import fori_loop as fori_loop
 from .expr.parse import ParseError as ParseError
 from .expr.parse import parse as parse
 from .expr.simplify import simplify as simplify

@@ -23,6 +23,7 @@ from typing import Any
 
 from . import scalar as S
 from .expr.graph import LN2, LOG2E, Node
+from .expr.loop import register_carrier
 
 _CONSTANTS = (int, float, Node)  # numbers without any perturbation
 
@@ -405,3 +406,44 @@ def split(out: Any, cls: type[Dual], zero: Any = 0.0) -> tuple[Any, Any]:
         raise ValueError("a Dual number escaped from the function it was made in")
     value, tangent = parts(out, cls)
     return value, zero if tangent is None else tangent
+
+
+# ---------------------------------------------------------------------------------------
+# Duals and tangents as loop state (tang.fori_loop carries them through a traced loop)
+
+
+def _static_zero(t: Any) -> bool:
+    return t is None or (isinstance(t, (int, float)) and t == 0)
+
+
+def _dual_parts(d: Dual) -> tuple[tuple[type[Dual], bool], tuple[Any, ...]]:
+    """A Dual's (kind, parts): a zero tangent is no part (it stays a constant 0 while the
+    loop body is traced, so it meets tangents of any shape), else (value, tangent)."""
+    if _static_zero(d.tangent):
+        return (d.__class__, False), (d.value,)
+    return (d.__class__, True), (d.value, d.tangent)
+
+
+def _build_dual(kind: tuple[type[Dual], bool], parts: list[Any]) -> Dual:
+    r = kind[0]()
+    r.value, r.tangent = (parts[0], parts[1] if kind[1] else 0.0)
+    return r
+
+
+def _constant_of(kind: tuple[type[Dual], bool], x: Any) -> tuple[Any, ...] | None:
+    """The parts of ``x`` as a Dual of ``kind`` holding it as a constant; None when x has a
+    part along that ε or a higher one."""
+    cls, tangent = kind
+    if isinstance(x, Dual) and x.level >= cls.level:
+        if x.__class__ is not cls or not _static_zero(x.tangent):
+            return None
+        x = x.value
+    return (x, 0.0) if tangent else (x,)
+
+
+def _zero_tangents(n: int, x: Any) -> tuple[Any, ...] | None:
+    return (0.0,) * n if isinstance(x, (int, float)) and x == 0 else None
+
+
+register_carrier(Dual, _dual_parts, _build_dual, _constant_of)
+register_carrier(Tangents, lambda t: (len(t), tuple(t)), lambda n, c: Tangents(c), _zero_tangents)

@@ -32,6 +32,7 @@ from .graph import (
     topo_order,
     variables,
 )
+from .loop import LoopGradientError
 from .ops import OPS
 
 ONE = const(1.0)
@@ -129,7 +130,14 @@ def backward(output: Node, wrt: Sequence[str], order: Sequence[Node] | None = No
             if node.op == "var":
                 found[node.name] = g  # type: ignore[index]
                 continue
-            contributions = VJP[node.op](KIT, g, node, *node.args)  # one per operand
+            vjp = VJP.get(node.op)
+            if vjp is None:
+                raise LoopGradientError(
+                    f"reverse mode does not pass the loop node #{node.serial} "
+                    "(tang.fori_loop): carry Duals through the loop for its derivatives "
+                    "(tang.jvp, forward mode) instead"
+                )
+            contributions = vjp(KIT, g, node, *node.args)  # one per operand
             for operand, contribution in zip(node.args, contributions, strict=False):
                 if contribution is not None:
                     previous = adjoint.get(operand)

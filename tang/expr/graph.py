@@ -527,9 +527,13 @@ def evaluate(outputs: Sequence[Node], values: Mapping[str, float]) -> list[float
                 result[id(node)] = float(values[node.name])  # type: ignore[index]
             except KeyError:
                 raise KeyError(f"no value given for variable '{node.name}'") from None
-        else:
+        elif node.op in PRIMITIVES:
             fn = PRIMITIVES[node.op][1]
             result[id(node)] = fn(*(result[id(a)] for a in node.args))  # type: ignore[misc]
+        elif node.op == "loop_out":
+            result[id(node)] = result[id(node.args[0])][node.value]  # type: ignore[index]
+        else:  # a loop (tang.expr.loop): its body runs it, the states after the last step
+            result[id(node)] = node.value.run(node, [result[id(a)] for a in node.args])  # type: ignore[union-attr]
     return [result[id(o)] for o in outputs]  # type: ignore[misc]
 
 

@@ -36,6 +36,7 @@ from .graph import (
     topo_order,
     variables,
 )
+from .loop import rebuild
 
 Pattern = Any  # tuple (op, *patterns) | str (a binding) | float (that constant)
 Rule = tuple[Pattern, Callable[..., Any]]
@@ -367,7 +368,9 @@ class _Sweep:
             current: Any = node
             for a in node.args:
                 if form[a] is not a:
-                    current = BUILD[node.op](*[form[b] for b in node.args])
+                    operands = [form[b] for b in node.args]
+                    build = BUILD.get(node.op)
+                    current = build(*operands) if build else rebuild(node, operands)
                     break
             if current.__class__ is not Node or not current.args:
                 form[node] = current

@@ -49,9 +49,14 @@ def to_sympy(item: Node | Iterable[Node], *, real: bool = True) -> Any:
             done[id(node)] = _sympy_number(sp, node.value)  # type: ignore[arg-type]
         elif node.op == "var":
             done[id(node)] = sp.Symbol(node.name, real=real)
-        else:
+        elif node.op in OPS:
             rule = OPS[node.op].sympy
             done[id(node)] = rule(sp, *(done[id(a)] for a in node.args))  # type: ignore[misc]
+        else:
+            raise ValueError(
+                f"a {node.op} node (tang.fori_loop) has no closed sympy form; evaluate or "
+                "lower the graph instead, or trace the steps unrolled (a Python for loop)"
+            )
     result = [done[id(o)] for o in outputs]
     return result[0] if single else result
 

@@ -94,7 +94,9 @@ def _form(node: Node) -> tuple[int, list[Piece]]:
             return _UNARY, ["-" + literal(-v)]
         return _ATOM, [literal(v)]
     if op == "var":
-        return _ATOM, [node.name]  # type: ignore[list-item]
+        return _ATOM, [_param_name(node.name) if node.name.startswith("%") else node.name]  # type: ignore[union-attr,list-item]
+    if op == "loop_out":  # a loop prints once per state read, with its body
+        return _ATOM, [*_loop_pieces(args[0]), f"[{node.value}]"]
     if op == "add":
         a, b = args
         if b.op == "neg":
@@ -120,3 +122,31 @@ def _form(node: Node) -> tuple[int, list[Piece]]:
         pieces.append((a, 0))
     pieces.append(")")
     return _ATOM, pieces
+
+
+def _param_name(name: str) -> str:
+    """A loop body's parameter as text: ``i``, ``s0``, ``c0`` (``i_2``, … in a loop inside
+    another loop's body)."""
+    depth, _, kind = name[1:].partition(".")
+    return kind if depth == "1" else f"{kind}_{depth}"
+
+
+def _loop_pieces(loop: Node) -> list[Piece]:
+    """``loop(count, (init…), (i, s0…) -> (next…))``, captures after ``with``."""
+    body = loop.value
+    n = body.nstate  # type: ignore[union-attr]
+    count, init, captured = loop.args[0], loop.args[1 : 1 + n], loop.args[1 + n :]
+    pieces: list[Piece] = ["loop(", (count, 0), ", ("]
+    for k, a in enumerate(init):
+        pieces += [", "] if k else []
+        pieces.append((a, 0))
+    names = ", ".join(_param_name(p.name) for p in body.params[: 1 + n])  # type: ignore[union-attr]
+    pieces.append(f"), ({names}) -> (")
+    for k, o in enumerate(body.outputs):  # type: ignore[union-attr]
+        pieces += [", "] if k else []
+        pieces.append((o, 0))
+    pieces.append(")")
+    for k, (p, a) in enumerate(zip(body.params[1 + n :], captured)):  # type: ignore[union-attr]
+        pieces += [" with " if k == 0 else ", ", _param_name(p.name) + " = ", (a, 0)]
+    pieces.append(")")
+    return pieces

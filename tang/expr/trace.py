@@ -64,6 +64,11 @@ def replay(graph: Graph, values: Mapping[str, Any] | Sequence[Any]) -> list[Any]
                 result[id(node)] = node.value
             elif node.op == "var":
                 result[id(node)] = values.get(node.name, node)  # type: ignore[arg-type]
-            else:
+            elif node.op in REPLAY:
                 result[id(node)] = REPLAY[node.op](*(result[id(a)] for a in node.args))
+            elif node.op == "loop_out":
+                result[id(node)] = result[id(node.args[0])][node.value]  # type: ignore[index]
+            else:  # a loop: fori_loop over its body, on these number types
+                args = [result[id(a)] for a in node.args]
+                result[id(node)] = node.value.replay(node, args)  # type: ignore[union-attr]
     return [result[id(o)] for o in graph.outputs]

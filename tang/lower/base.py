@@ -24,7 +24,7 @@ from fractions import Fraction
 from ..expr.graph import BOOL_OPS, Node, const
 from ..expr.ops import LIBRARY
 from .bindings import Binding, KernelInfo
-from .program import ABS, Layout, Let, Load, Program
+from .program import ABS, Copy, Layout, Let, Load, Loop, Program
 
 ONE = const(1.0)
 
@@ -286,6 +286,8 @@ LOOP_NEST = (
     "shared",
     "barrier",
 )
+# The spellings a scalar program with loops (tang.expr.loop) needs: every backend has them.
+LOOP_SPELLINGS = ("repeat", "repeat_end", "carry", "carry_set", "step_value", "step_count")
 LOOP_NEST_FUNCTION = ("nest_header", "nest_function", "nest_end", "param_in", "param_out")
 
 
@@ -319,6 +321,15 @@ class Printer:
     fn_return: str | None = None  # e.g. "return [{exprs}];" for languages that return
     bindings: tuple[Binding, ...] = ()  # a GPU kernel's resources, which its frame declares
     workgroup_size: tuple[int, int, int] = (1, 1, 1)
+
+    # ---- loops of scalar programs (``tang.expr.loop``; ``LOOP_SPELLINGS``): every backend
+    # has them; these are the C family's
+    repeat: str = "for (int {var} = 0; {var} < {extent}; {var}++) {{"  # {extent} steps
+    repeat_end: str | None = "}"  # closes it (None: indentation does)
+    carry: str = "{type} {name} = {value};"  # a state carried from step to step
+    carry_set: str = "{name} = {expr};"  # its next value
+    step_value: str = "(({type}){name})"  # the step counter {name} as a number
+    step_count: str = "(int)({x})"  # a traced count {x} (whole, 0 to 2**24) as an integer
 
     # ---- loop nests (``LOOP_NEST``, ``LOOP_NEST_FUNCTION``): ``str.format`` templates that
     # only a backend lowering tensor graphs defines (C, Python, WGSL); a buffer element
@@ -512,7 +523,8 @@ class Printer:
         declare_bool = _spliced(self.declare, ("name", "expr"), (("type", self.bool_type),))
         expression = self.expression
         stored: list[tuple[str, tuple[Node, ...]]] = []  # a function's outputs, for its return
-        for st in prog.statements:
+        statements = prog.statements
+        for st in statements if not prog.loops else ():
             kind = st.__class__
             if kind is Let:
                 expr = expression(st.nodes, known, forms, table)
@@ -544,12 +556,121 @@ class Printer:
                     nodes.append(ns)
                 else:
                     stored.append((expr, ns))
+        if prog.loops:  # the general walk: statements nest inside loops
+            self._statements(statements, depth, ty, dtype, shape, prog, known, lines, nodes, stored)
         if stored:
             lines.append(pad + self.fn_return.format(exprs=", ".join(e for e, _ in stored)))
             nodes.append(tuple(n for _, ns in stored for n in ns))
         lines.extend(tail)
         source = "\n".join(lines) + "\n"
         return Lowered(self.name, shape, dtype, name, source, prog, len(head) + 1, tuple(nodes))
+
+    def _statements(
+        self,
+        statements: Sequence[object],
+        depth: int,
+        ty: str,
+        dtype: str,
+        shape: str,
+        prog: Program,
+        known: dict,
+        lines: list[str],
+        nodes: list[tuple[Node, ...]],
+        stored: list[tuple[str, tuple[Node, ...]]],
+    ) -> None:
+        """Print ``statements`` at ``depth``, loops and their bodies included (the path for
+        programs with loops; ``render`` prints loop-free ones on its own, faster)."""
+        pad = self.indent * depth
+        forms, table = prog.forms, self.table(dtype)
+        declare = _spliced(self.declare, ("name", "expr"), (("type", ty),))
+        declare_bool = _spliced(self.declare, ("name", "expr"), (("type", self.bool_type),))
+        kernel, layout = shape == "kernel", prog.layout
+        for st in statements:
+            kind = st.__class__
+            if kind is Let or kind is Copy:
+                if kind is Let:
+                    expr, ns = self.expression(st.nodes, known, forms, table), st.nodes  # type: ignore[attr-defined]
+                else:
+                    expr, ns = known[st.node][0], ()  # type: ignore[attr-defined]
+                before, between, after = declare_bool if st.node.op in BOOL_OPS else declare  # type: ignore[attr-defined]
+                lines.append(pad + before + st.name + between + expr + after)  # type: ignore[attr-defined]
+                nodes.append(ns)
+                if kind is Let:
+                    known[st.node] = (st.name, ATOM)  # type: ignore[attr-defined]
+            elif kind is Load:
+                if kernel:
+                    before, between, after = declare
+                    load = self.addressing(st.column, layout)[0]  # type: ignore[attr-defined]
+                    lines.append(pad + before + known[st.node][0] + between + load + after)  # type: ignore[attr-defined]
+                    nodes.append((st.node,))  # type: ignore[attr-defined]
+            elif kind is Loop:
+                self._loop(st, depth, ty, dtype, shape, prog, known, lines, nodes, stored)  # type: ignore[arg-type]
+            else:  # a Store
+                if st.nodes:  # type: ignore[attr-defined]
+                    expr, ns = self.expression(st.nodes, known, forms, table), st.nodes  # type: ignore[attr-defined]
+                else:
+                    expr, ns = known[st.node][0], (st.node,)  # type: ignore[attr-defined]
+                if kernel:
+                    before, after = self.addressing(st.index, layout)[1]  # type: ignore[attr-defined]
+                    lines.append(pad + before + expr + after)
+                    nodes.append(ns)
+                elif self.fn_return is None:
+                    lines.append(pad + self.fn_store.format(k=st.index, expr=expr))  # type: ignore[attr-defined]
+                    nodes.append(ns)
+                else:
+                    stored.append((expr, ns))
+
+    def _loop(
+        self,
+        st: Loop,
+        depth: int,
+        ty: str,
+        dtype: str,
+        shape: str,
+        prog: Program,
+        known: dict,
+        lines: list[str],
+        nodes: list[tuple[Node, ...]],
+        stored: list,
+    ) -> None:
+        """A loop: its states declared, the loop opened, its body, the updates, closed."""
+        pad = self.indent * depth
+        named = dict(st.outs)
+        by_name = {name: out for out, name in st.outs}
+        for _, name, init in st.states:
+            line = self.carry.format(type=ty, name=name, value=known[init][0])
+            lines.append(pad + line)
+            out = by_name.get(name)
+            nodes.append((out,) if out is not None else (st.node,))
+        if st.count.op == "const":
+            extent = str(int(st.count.value))  # type: ignore[arg-type]
+        else:
+            extent = self.step_count.format(x=known[st.count][0])
+        lines.append(pad + self.repeat.format(var=st.counter, extent=extent))
+        nodes.append((st.node,))
+        # the body's parameters, read by name (restored after: another loop may reuse them)
+        saved = {p: known.get(p) for p in (st.index, *(p for p, _, _ in st.states))}
+        saved.update((p, known.get(p)) for p, _ in st.captures)
+        known[st.index] = (self.step_value.format(type=ty, name=st.counter), ATOM)
+        for p, name, _ in st.states:
+            known[p] = (name, ATOM)
+        for p, outer in st.captures:
+            known[p] = known[outer]
+        self._statements(st.body, depth + 1, ty, dtype, shape, prog, known, lines, nodes, stored)
+        inner = self.indent * (depth + 1)
+        for name, node, via in st.updates:
+            lines.append(inner + self.carry_set.format(name=name, expr=via or known[node][0]))
+            nodes.append((node,))
+        if self.repeat_end is not None:
+            lines.append(pad + self.repeat_end)
+            nodes.append(())
+        for p, text in saved.items():
+            if text is None:
+                known.pop(p, None)
+            else:
+                known[p] = text
+        for out, name in named.items():
+            known[out] = (name, ATOM)
 
     def frame(
         self, shape: str, name: str, ty: str, prog: Program

@@ -26,6 +26,8 @@ class GLSL(Printer):
     nan = {"f32": "uintBitsToFloat(0x7fc00000u)"}
     uint_suffix = "u"
     declare = "{type} {name} = {expr};"
+    step_value = "{type}({name})"
+    step_count = "int({x})"
 
     def kernel_frame(self, name: str, ty: str, prog: Program) -> tuple[list[str], int, list[str]]:
         head = [

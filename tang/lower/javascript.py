@@ -27,6 +27,10 @@ class JavaScript(Printer):
     nan = {"f64": "NaN"}
     declare = "const {name} = {expr};"
     fn_return = "return [{exprs}];"
+    repeat = "for (let {var} = 0; {var} < {extent}; {var}++) {{"
+    carry = "let {name} = {value};"
+    step_value = "{name}"
+    step_count = "{x}"
 
     def kernel_frame(self, name: str, ty: str, prog: Program) -> tuple[list[str], int, list[str]]:
         head = [

@@ -14,8 +14,9 @@ in this package turn it into text and record which line computes which node.
 from __future__ import annotations
 
 import functools
+import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from ..expr.graph import Graph, Node, as_node, topo_order
@@ -93,7 +94,70 @@ class Store(_Statement):
         self.index, self.node, self.nodes = index, node, nodes
 
 
-Statement = Load | Let | Store
+class Copy(_Statement):
+    """``name = node`` before a loop's updates: a state that becomes another state's old
+    value reads it here, before that state is updated."""
+
+    __slots__ = ("name", "node")
+
+    def __init__(self, name: str, node: Node) -> None:
+        self.name, self.node = name, node
+
+
+class Loop(_Statement):
+    """A loop node (``tang.expr.loop``) as a real loop: its states declared once before it
+    (``states``: parameter, name, initial value), ``counter`` counting the steps up to
+    ``count`` (a constant or a temporary), the ``body`` statements run each step (the step
+    number is ``index`` as a number; ``captures`` are outer values read by name), then
+    ``updates`` (state name, next value, the name of a ``Copy`` of it or None) set every
+    state at once. ``outs`` names the
+    states the rest of the program reads (``loop_out`` nodes)."""
+
+    __slots__ = (
+        "body",
+        "captures",
+        "count",
+        "counter",
+        "index",
+        "node",
+        "outs",
+        "states",
+        "updates",
+    )
+
+    def __init__(
+        self,
+        node: Node,
+        counter: str,
+        count: Node,
+        index: Node,
+        states: tuple[tuple[Node, str, Node], ...],
+        captures: tuple[tuple[Node, Node], ...],
+        body: tuple[_Statement, ...],
+        updates: tuple[tuple[str, Node, str | None], ...],
+        outs: tuple[tuple[Node, str], ...],
+    ) -> None:
+        self.node, self.counter, self.count, self.index = node, counter, count, index
+        self.states, self.captures, self.body = states, captures, body
+        self.updates, self.outs = updates, outs
+
+
+Statement = Load | Let | Store | Copy | Loop
+
+
+def walk(statements: Sequence[_Statement]) -> list[_Statement]:
+    """Every statement, those inside loops included, in print order."""
+    out: list[_Statement] = []
+    stack = [iter(statements)]
+    while stack:
+        for st in stack[-1]:
+            out.append(st)
+            if st.__class__ is Loop:
+                stack.append(iter(st.body))  # type: ignore[attr-defined]
+                break
+        else:
+            stack.pop()
+    return out
 
 
 @dataclass(frozen=True)
@@ -131,11 +195,16 @@ class Program:
         ``(ABS, c)``), constants first in a product (2 * x) and last in a sum (x + 1).
         Worked out once per program, for all the printers."""
         forms: dict[Node, tuple[str, tuple]] = {}
-        for s in self.statements:
-            if s.__class__ is not Load:
+        for s in walk(self.statements) if self.loops else self.statements:
+            if s.__class__ is Let or s.__class__ is Store:
                 for node in s.nodes:  # type: ignore[union-attr]
                     forms[node] = _form(node, self.temps)
         return forms
+
+    @functools.cached_property
+    def loops(self) -> tuple[Loop, ...]:
+        """The loop statements, outermost first (nested ones follow their loop)."""
+        return tuple(s for s in walk(self.statements) if s.__class__ is Loop)  # type: ignore[misc]
 
 
 ABS = "abs"  # key (ABS, c) in a printer's table of texts: a negative constant's magnitude
@@ -210,28 +279,162 @@ def schedule(
 
     temps: dict[Node, str] = {}
     pending: dict[Node, tuple[Node, ...]] = {}  # inlined node -> its subtree, children first
-    steps: list[Let] = []
     stored = set(outs)
+    if any(n.op == "loop" for n in order):
+        steps, leaves_in_loops = _with_loops(order, outs, uses, temps, pending, inline, max_inline)
+    else:
+        leaves_in_loops = ()
+        steps = []
+        for node in order:
+            if node.op in LEAVES:
+                continue
+            subtree: list[Node] = []
+            for a in node.args:
+                subtree.extend(pending.pop(a, ()))
+            subtree.append(node)
+            # a node used once is inlined into its user when small, or into its store line
+            if inline and uses[node] == 1 and (len(subtree) <= max_inline or node in stored):
+                pending[node] = tuple(subtree)
+            else:
+                name = f"t{len(steps)}"
+                temps[node] = name
+                steps.append(Let(name, node, tuple(subtree)))
+    stores = [Store(k, o, pending.pop(o, ())) for k, o in enumerate(outs)]
+    assert not pending, "every inlined node has exactly one user"
+    loads = tuple(var_nodes[name] for name in inputs if name in var_nodes)
+    leaves = (*(n for n in order if n.op in LEAVES), *leaves_in_loops)
+    columns = {name: k for k, name in enumerate(inputs)}
+    statements = (*[Load(n, columns[n.name]) for n in loads], *steps, *stores)  # type: ignore[index]
+    return Program(
+        inputs, outs, tuple(output_names), statements, temps, loads, leaves, tuple(order)
+    )
+
+
+# ---------------------------------------------------------------------------------------
+# programs with loops (tang.expr.loop): each loop node a Loop statement, its body scheduled
+# as a program of its own inside it
+
+
+def _with_loops(
+    order: list[Node],
+    outs: tuple[Node, ...],
+    uses: dict[Node, int],
+    temps: dict[Node, str],
+    pending: dict[Node, tuple[Node, ...]],
+    inline: bool,
+    max_inline: int,
+) -> tuple[list, tuple[Node, ...]]:
+    """The statements of ``order`` (outer level), loops included; also the constants that
+    only loop bodies read (the printers spell them once, like the program's own)."""
+    names = itertools.count()
+    constants: dict[Node, None] = {}
+    statements = _level(
+        order, set(outs), uses, temps, pending, inline, max_inline, names, constants
+    )
+    return statements, tuple(constants)
+
+
+def _level(
+    order: Sequence[Node],
+    stored: set[Node],
+    uses: dict[Node, int],
+    temps: dict[Node, str],
+    pending: dict[Node, tuple[Node, ...]],
+    inline: bool,
+    max_inline: int,
+    names: Iterator[int],
+    constants: dict[Node, None],
+) -> list:
+    """Lets and Loops for one level of a program: the outer graph or a loop's body."""
+    statements: list = []
+    outs_of: dict[Node, list[Node]] = {}
     for node in order:
-        if node.op in LEAVES:
+        if node.op == "loop_out":
+            outs_of.setdefault(node.args[0], []).append(node)
+
+    def settle(a: Node) -> None:  # an inlined operand a loop reads gets a name first
+        sub = pending.pop(a, None)
+        if sub is not None:
+            name = temps[a] = f"t{next(names)}"
+            statements.append(Let(name, a, sub))
+
+    for node in order:
+        op = node.op
+        if op in LEAVES or op == "loop_out":
+            continue
+        if op == "loop":
+            for a in node.args:
+                settle(a)
+            statements.append(
+                _loop(node, outs_of.get(node, []), temps, inline, max_inline, names, constants)
+            )
             continue
         subtree: list[Node] = []
         for a in node.args:
             subtree.extend(pending.pop(a, ()))
         subtree.append(node)
-        # a node used once is inlined into its user when small, or into its store line
         if inline and uses[node] == 1 and (len(subtree) <= max_inline or node in stored):
             pending[node] = tuple(subtree)
         else:
-            name = f"t{len(steps)}"
-            temps[node] = name
-            steps.append(Let(name, node, tuple(subtree)))
-    stores = [Store(k, o, pending.pop(o, ())) for k, o in enumerate(outs)]
-    assert not pending, "every inlined node has exactly one user"
-    loads = tuple(var_nodes[name] for name in inputs if name in var_nodes)
-    leaves = tuple(n for n in order if n.op in LEAVES)
-    columns = {name: k for k, name in enumerate(inputs)}
-    statements = (*[Load(n, columns[n.name]) for n in loads], *steps, *stores)  # type: ignore[index]
-    return Program(
-        inputs, outs, tuple(output_names), statements, temps, loads, leaves, tuple(order)
+            name = temps[node] = f"t{next(names)}"
+            statements.append(Let(name, node, tuple(subtree)))
+    return statements
+
+
+def _loop(
+    node: Node,
+    outs: list[Node],
+    temps: dict[Node, str],
+    inline: bool,
+    max_inline: int,
+    names: Iterator[int],
+    constants: dict[Node, None],
+) -> Loop:
+    """The Loop statement of one loop node; its loop_out nodes take its states' names."""
+    body = node.value
+    n = body.nstate  # type: ignore[union-attr]
+    count, init, outer = node.args[0], node.args[1 : 1 + n], node.args[1 + n :]
+    params = body.params  # type: ignore[union-attr]
+    states = tuple((params[1 + k], f"t{next(names)}", init[k]) for k in range(n))
+    counter = f"t{next(names)}"
+    for out in outs:
+        temps[out] = states[out.value][1]  # type: ignore[index]
+    order = topo_order(body.outputs)  # type: ignore[union-attr]
+    for c in order:
+        if c.op == "const":
+            constants[c] = None
+    uses: dict[Node, int] = {}
+    for c in order:
+        for a in c.args:
+            uses[a] = uses.get(a, 0) + 1
+    nexts = body.outputs  # type: ignore[union-attr]
+    for o in nexts:  # every next value is named before any state changes
+        uses[o] = uses.get(o, 0) + 2
+    pending: dict[Node, tuple[Node, ...]] = {}
+    statements = _level(order, set(), uses, temps, pending, inline, max_inline, names, constants)
+    assert not pending, "a loop body's inlined nodes each have one user inside it"
+    state_param = {p: k for k, (p, _, _) in enumerate(states)}
+    updates: list[tuple[str, Node, str | None]] = []
+    changed: set[int] = set()
+    for k, o in enumerate(nexts):
+        if o is states[k][0]:
+            continue  # the state does not change
+        j = state_param.get(o)
+        via = None
+        if j is not None and j in changed:  # state j is updated first: keep its old value
+            via = f"t{next(names)}"
+            statements.append(Copy(via, o))
+        updates.append((states[k][1], o, via))
+        changed.add(k)
+    captures = tuple(zip(params[1 + n :], outer))
+    return Loop(
+        node,
+        counter,
+        count,
+        params[0],
+        states,
+        captures,
+        tuple(statements),
+        tuple(updates),
+        tuple((out, states[out.value][1]) for out in outs),  # type: ignore[index]
     )

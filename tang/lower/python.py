@@ -37,6 +37,10 @@ class Python(Printer):
     declare = "{name} = {expr}"
     store = "{buffer}[{index}] = {expr}"
     fn_return = "return [{exprs}]"
+    repeat, repeat_end = "for {var} in range({extent}):", None
+    carry, carry_set = "{name} = {value}", "{name} = {expr}"
+    step_value = "float({name})"
+    step_count = "int({x})"
     # loop nests (tang.tensor: one function over every buffer; see Printer for the fields)
     loop = "for {var} in range({extent}):"
     loop_step = "for {var} in range(0, {extent}, {step}):"

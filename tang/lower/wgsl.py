@@ -68,6 +68,10 @@ class WGSL(Printer):
     nan = {"f32": "bitcast<f32>(tang_nan_bits)"}
     uint_suffix = "u"
     declare = "let {name} = {expr};"
+    repeat = "for (var {var}: i32 = 0; {var} < {extent}; {var}++) {{"
+    carry = "var {name}: {type} = {value};"
+    step_value = "{type}({name})"
+    step_count = "i32({x})"
     bindings = BINDINGS
     workgroup_size = (64, 1, 1)
     # loop nests (tang.tensor: one kernel per comprehension, framed by tang.tensor.kernels,
