@@ -32,6 +32,7 @@ from tang.compile import compile_function, definition_text, function_graph
 from tang.expr import ops
 from tang.expr.graph import Graph, Node, topo_order
 from tang.expr.parse import ParseError
+from tang.expr.text import loop_text
 from tang.lower import BACKENDS
 
 MAX_GRAPH_NODES = 160  # boxes drawn at most: past it, the outputs and the nodes nearest them
@@ -123,6 +124,8 @@ def layout(
             if n in stubs:
                 node["hidden"] = stubs[n]  # the hidden nodes this box stands for
                 node["below"] = _label(n)  # the operation at its top
+            elif n.op == "loop":  # one box, its body in words (tang.fori_loop)
+                node["body"] = loop_text(n, max_nodes=400)
             nodes.append(node)
     edges = [[a.serial, n.serial] for n in order for a in args[n]]
     shown = len(order) - len(stubs)
@@ -148,6 +151,11 @@ def _label(n: Node) -> str:
         if math.isnan(v) or math.isinf(v):
             return str(v)
         return f"{v:.4g}"
+    if n.op == "loop":
+        count = n.args[0]
+        return f"loop ×{count.value:.0f}" if count.op == "const" else "loop"  # type: ignore[union-attr]
+    if n.op == "loop_out":
+        return f"s{n.value}"  # the state it reads after the last step
     return LABELS.get(n.op, n.op)
 
 

@@ -410,6 +410,26 @@ def deep_chain(steps: int = 100_000) -> None:
     assert g.collect() >= 4 * steps  # the chain and its gradient, freed in a loop
 
 
+@check
+def loops_run_traced_and_with_tangents() -> None:
+    """tang.fori_loop: a traced loop is one node over its body; evaluated, it equals the
+    plain run bit for bit, and Duals carried inside it equal Duals on floats."""
+
+    def body(i: Any, s: Any) -> Any:
+        x, v = s
+        v = v - 0.05 * tang.sin(x) + 1e-4 * i
+        return (x + 0.05 * v, tang.where(x > 2.0, -v, v))
+
+    x, v = tang.var("x"), tang.var("v")
+    looped = tang.fori_loop(400, body, (Dual(x, (1.0, 0.0)), Dual(v, (0.0, 1.0))))
+    outs = [looped[0].value, *looped[0].tangent]
+    assert len(g.topo_order(outs)) < 12  # the loop, its operands and three states read
+    plain = tang.fori_loop(400, body, (Dual(0.7, (1.0, 0.0)), Dual(0.2, (0.0, 1.0))))
+    assert g.evaluate(outs, {"x": 0.7, "v": 0.2}) == [plain[0].value, *plain[0].tangent]
+    kernel = tang.lower(outs, ["x", "v"], "python", shape="function").source
+    assert "for t" in kernel and kernel.count("sin(") == 1  # a real loop, the body once
+
+
 def run(names: list[str] | None = None, deep_steps: int = 0) -> dict[str, str]:
     """Run the checks (all, or those named) and, with ``deep_steps``, the deep chain:
     name → "ok" or the traceback."""

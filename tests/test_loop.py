@@ -213,3 +213,15 @@ def test_bad_loops_are_refused_with_reasons():
 
         pytest.importorskip("sympy", reason="the sympy bridge's refusal needs sympy")
         to_sympy(fori_loop(3, lambda i, s: s * 2.0, x))
+
+
+def test_the_page_draws_a_loop_as_one_node_with_its_body():
+    from demos.playground import layout
+
+    x, h = tang.var("x"), tang.var("h")
+    looped = fori_loop(1600, lambda i, s: s - h * tang.sin(s), x)
+    drawing = layout([looped], ["f"])
+    (box,) = [n for n in drawing["nodes"] if n["op"] == "loop"]
+    assert box["label"] == "loop ×1600"
+    assert box["body"] == "loop(1600, (x), (i, s0) -> (s0 - sin(s0) * c0) with c0 = h)"
+    assert drawing["total"] == 5  # x, h, the loop, its state s0 read out, the constant 1600

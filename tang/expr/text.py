@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 
 from .graph import Graph, Node, topo_order
+from .loop import loop_out
 from .ops import CALLS
 
 # precedence levels, the same as the parser's: comparison < sum < product < unary < atom
@@ -122,6 +123,13 @@ def _form(node: Node) -> tuple[int, list[Piece]]:
         pieces.append((a, 0))
     pieces.append(")")
     return _ATOM, pieces
+
+
+def loop_text(loop: Node, *, max_nodes: int = MAX_TEXT_NODES) -> str:
+    """A loop node's text: ``loop(count, (init…), (i, s0…) -> (next…)) with c0 = …``."""
+    if loop.op != "loop":
+        raise ValueError(f"loop_text prints a loop node, not '{loop.op}'")
+    return to_text(loop_out(loop, 0), max_nodes=max_nodes).removesuffix("[0]")
 
 
 def _param_name(name: str) -> str:

@@ -14,7 +14,8 @@ const nodeWidth = (label) => Math.max(30, 12 + 7.5 * [...label].length);
 /** What a node is, in words (its aria-label and tooltip). */
 function describe(n) {
   if (n.op === "more") return `${n.hidden} more nodes, not drawn (the first is ${n.below})`;
-  const what = n.op === "var" ? `input ${n.label}` : n.op === "const" ? `constant ${n.label}` : n.op;
+  const what = n.op === "var" ? `input ${n.label}` : n.op === "const" ? `constant ${n.label}`
+    : n.body ? `${n.label}: ${n.body}` : n.op;
   return `${what}${n.outputs.length ? `, output ${n.outputs.join(", ")}` : ""}`;
 }
 
