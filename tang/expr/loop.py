@@ -490,3 +490,68 @@ def count_nodes(outputs: Sequence[Node] | G.Graph) -> int:
 def loops(outputs: Sequence[Node]) -> list[Node]:
     """The loop nodes ``outputs`` reach (not those inside bodies), in order."""
     return [n for n in G.topo_order(outputs) if n.op == "loop"]
+
+
+def prune_loops(outputs: Sequence[Node]) -> list[Node]:
+    """``outputs`` with each loop cut down to the states they read (and the states those
+    depend on) and the captures that remain in use: a printed loop then declares, updates
+    and loads nothing that is never read. The same nodes when nothing is dead."""
+    order = G.topo_order(outputs)
+    if not any(n.op == "loop" for n in order):
+        return list(outputs)
+    read: dict[Node, set[int]] = {}
+    for n in order:
+        if n.op == "loop_out":
+            read.setdefault(n.args[0], set()).add(n.value)  # type: ignore[arg-type]
+    new: dict[Node, Node] = {}
+    renumber: dict[Node, dict[int, int]] = {}
+    for n in order:
+        if not n.args:
+            new[n] = n
+        elif n.op == "loop":
+            loop, renumber[n] = _pruned(n, read.get(n, set()))
+            new[n] = rebuild(loop, [new[a] for a in loop.args])
+        elif n.op == "loop_out":
+            new[n] = loop_out(new[n.args[0]], renumber[n.args[0]][n.value])  # type: ignore[index]
+        else:
+            new[n] = rebuild(n, [new[a] for a in n.args])
+    return [new[o] for o in outputs]
+
+
+def _pruned(loop: Node, wanted: set[int]) -> tuple[Node, dict[int, int]]:
+    """``loop`` with only the states in ``wanted`` and those they read (renumbered: the
+    map old → new), its body's own loops pruned too."""
+    body: Body = loop.value  # type: ignore[assignment]
+    n = body.nstate
+    state_of = {p: k for k, p in enumerate(body.states)}
+    live, todo = set(wanted), list(wanted)
+    while todo:
+        for node in G.topo_order([body.outputs[todo.pop()]]):
+            k = state_of.get(node)
+            if k is not None and k not in live:
+                live.add(k)
+                todo.append(k)
+    keep = sorted(live)
+    outputs = prune_loops([body.outputs[k] for k in keep])
+    reached = set(G.topo_order(outputs))
+    caps = [c for c, p in enumerate(body.captures) if p in reached]
+    if len(keep) == n and len(caps) == len(body.captures) and outputs == list(body.outputs):
+        return loop, {k: k for k in range(n)}
+    rename = {body.states[k]: param(body.depth, "s", j) for j, k in enumerate(keep)}
+    rename.update((body.captures[c], param(body.depth, "c", j)) for j, c in enumerate(caps))
+    renamed: dict[Node, Node] = {}
+    for node in G.topo_order(outputs):
+        if not node.args:
+            renamed[node] = rename.get(node, node)
+        else:
+            renamed[node] = rebuild(node, [renamed[a] for a in node.args])
+    args = loop.args
+    new = make_loop(
+        body.depth,
+        len(keep),
+        tuple(renamed[o] for o in outputs),
+        args[0],
+        [args[1 + k] for k in keep],
+        [args[1 + n + c] for c in caps],
+    )
+    return new, {k: j for j, k in enumerate(keep)}

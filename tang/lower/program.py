@@ -20,6 +20,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from ..expr.graph import Graph, Node, as_node, topo_order
+from ..expr.loop import prune_loops
 
 LEAVES = frozenset({"const", "var"})
 
@@ -256,6 +257,10 @@ def schedule(
             )
     if order is None:
         order = topo_order(outs)
+    if any(n.op == "loop" for n in order):
+        pruned = tuple(prune_loops(outs))  # a loop prints only the states something reads
+        if any(a is not b for a, b in zip(pruned, outs)):
+            outs, order = pruned, topo_order(pruned)
     var_nodes = {n.name: n for n in order if n.op == "var"}
     names = sorted(var_nodes)  # type: ignore[type-var]
     inputs = tuple(names) if inputs is None else tuple(inputs)
