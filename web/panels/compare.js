@@ -55,6 +55,19 @@ const ROWS = [
     ["part", "C, GLSL and JavaScript printers, C routines via codegen; no CUDA, Metal, OpenCL or WGSL"],
     ["yes", "renderers for these and more; its kernels are generated source"],
   ]],
+  ["Loops in the graph, lowered as real loops", [
+    ["part", "tang.fori_loop: one loop node, a for loop in all eight printers, Duals carried inside; reverse mode refuses it", [
+      "tests/test_loop.py::test_the_graph_is_the_size_of_the_body_not_of_the_steps",
+      "tests/test_loop.py::test_dual_tangents_ride_inside_the_loop",
+      "tests/test_loop.py::test_reverse_mode_through_a_loop_says_so",
+      "tests/test_loop_lower.py::test_f32_backend_runs_the_loops",
+      "tests/test_loop_lower.py::test_c_kernel_and_function_gcc_sanitized",
+    ]],
+    ["part", "torch.compile unrolls Python loops; while_loop and scan are prototype control-flow ops"],
+    ["yes", "lax.fori_loop, while_loop and scan, forward and reverse (scan)"],
+    ["no", "no loop in expressions; sympy.codegen.ast For nodes only print code"],
+    ["no", "Python loops unroll at trace; its RANGE UOps are the kernels' own index loops"],
+  ]],
   ["Runs in the browser via Pyodide", [
     ["yes", "this page", [
       "e2e/test_core_in_pyodide.py::test_core_checks_pass_in_pyodide",
