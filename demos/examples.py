@@ -60,6 +60,12 @@ EXAMPLES: tuple[Example, ...] = (
         ("demos.orbit", "--speed", "0.9", "--heading", "80", "--optimize", "20"),
     ),
     Example(
+        "A swarm of shots in one kernel",
+        "1,024 shots, each with its dual gradient through 1,600 steps, in one loop kernel "
+        "(tang.fori_loop); the best polished by the same descent.",
+        ("demos.orbit", "--swarm", "1024"),
+    ),
+    Example(
         "Fitting a circle to noisy points",
         "Levenberg–Marquardt (tang.solve) with dual-number Jacobians, and the fit's covariance.",
         ("demos.fit", "--points", "40", "--arc", "120", "--noise", "0.05"),

@@ -185,10 +185,6 @@ def _unflatten(spec: Any, leaves: Any) -> Any:
     return spec[0](_unflatten(s, leaves) for s in spec[1])
 
 
-def _has_node(leaves: Sequence[Any]) -> bool:
-    return any(x.__class__ is Node for x in leaves)
-
-
 # ---------------------------------------------------------------------------------------
 # the loop
 
@@ -203,9 +199,7 @@ def fori_loop(n: Any, body: Callable[[Any, Any], Any], init: Any) -> Any:
     real loop in every backend. Reverse mode (``tang.grad`` on the graph) does not pass
     the loop and says so; forward mode does: carry Duals in the state.
     """
-    leaves: list[Any] = []
-    _flatten(init, leaves)  # checks the state's structure
-    if n.__class__ is not Node and not _has_node(leaves):
+    if n.__class__ is not Node and not _reaches_node(init):  # plain numbers, any kind
         steps = _whole(n)
         state = init
         for i in range(steps):

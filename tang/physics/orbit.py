@@ -10,6 +10,10 @@ flight, Duals its exact slopes, traced variables a graph.
   no smoothing (where two parts tie it has a crease, which demos/orbit.py steps along).
 - ``value_and_gradient``: a function of two numbers and both partial derivatives, from one
   forward pass on Duals carrying two tangents.
+- ``shot_loop``: ``shoot(...).miss`` as one ``tang.expr.loop.fori_loop`` (a step flies and
+  measures its own segment), so traced it is one loop node of O(one step) nodes;
+  ``swarm_outputs``: that loop on Duals of two variables, the graph of a kernel that gives
+  every shot of a batch its miss and gradient (demos/orbit.py's swarm).
 
 Decided comparisons (numbers, Duals) end the flight at an impact and pick the nearest part
 of the path by value; on traced graph nodes the same steps become selects (a graph cannot
@@ -24,7 +28,9 @@ from typing import Any
 
 from .. import dual
 from .. import scalar as S
-from ..expr.graph import Node
+from ..dual import Dual, Tangents
+from ..expr.graph import Node, as_node, var
+from ..expr.loop import fori_loop
 from .gravity import point_mass
 
 Number = Any  # float | tang.Dual | tang.Node
@@ -244,3 +250,85 @@ def value_and_gradient(
     value, tangent = dual.split(out, level, 0j)
     tangent = complex(tangent)
     return float(value), (tangent.real, tangent.imag)
+
+
+# ---------------------------------------------------------------------------------------
+# the same shot as one loop: O(body) graph nodes however many steps it flies
+
+# The running best squared distance starts here: far above any miss, and finite in f32
+# (a GPU kernel's state), so the first measured point always replaces it.
+FAR = 1e30
+
+
+def shot_loop(
+    speed: Number,
+    heading: Number,
+    *,
+    pad: tuple[float, float],
+    target: tuple[float, float],
+    bodies: Sequence[Body],
+    steps: int,
+    dt: float,
+) -> Number:
+    """``shoot(...).miss`` as one ``fori_loop``: each step flies as the traced branch of
+    ``fly`` does (an impact stops the probe on the surface; later steps hold it still) and
+    measures its own segment of the path, keeping the least squared distance.
+
+    Written once over any number: floats and Duals run it as a Python loop; traced nodes (or
+    Duals of them) give one ``loop`` node whose body is one step, so a swarm kernel stays
+    O(body). The path measured is ``shoot``'s (the pad left out: step 0 measures only the
+    point it reaches); ``shoot`` on floats checks only the segments beside the nearest
+    position, this measures every one: the same minimum, up to a far-off tie."""
+    if not bodies:
+        raise ValueError("shot_loop needs at least one body")
+    tx, ty = target
+    vx, vy = speed * S.cos(heading), speed * S.sin(heading)
+    ax, ay, _ = pull(pad[0], pad[1], bodies, 0.5 * dt * dt)
+    kick = dt * dt
+    limits = [b.radius * b.radius for b in bodies]
+
+    def step(i: Number, state: tuple[Number, ...]) -> tuple[Number, ...]:
+        x, y, ux, uy, moving, best = state
+        nx, ny = x + ux, y + uy
+        ax, ay, r2s = pull(nx, ny, bodies, kick)
+        for k, limit in enumerate(limits):
+            f = entry_fraction(x, y, nx, ny, bodies[k])
+            enters = S.lt(0.5, S.where(S.lt(r2s[k], limit), moving, 0.0))  # the first impact
+            nx = S.where(enters, x + f * (nx - x), nx)
+            ny = S.where(enters, y + f * (ny - y), ny)
+            moving = S.where(enters, 0.0, moving)
+        flying = S.lt(0.5, moving)  # stopped: hold still (zero-length steps from here on)
+        ax, ay = S.where(flying, ax, 0.0), S.where(flying, ay, 0.0)
+        ux, uy = S.where(flying, ux, 0.0), S.where(flying, uy, 0.0)
+        first = S.lt(i, 0.5)  # the pad is not on the measured path: step 0 measures a point
+        d2, _, _ = segment_distance2(S.where(first, nx, x), S.where(first, ny, y), nx, ny, tx, ty)
+        best = S.where(S.lt(d2, best), d2, best)
+        return nx, ny, ux + ax, uy + ay, moving, best
+
+    ux, uy = vx * dt + ax, vy * dt + ay
+    zero = 0.0 * ux  # the position and the best distance start as the kind the steps make
+    start = (zero + pad[0], zero + pad[1], ux, uy, 1.0, zero + FAR)  # (one trace, no widening)
+    *_, best = fori_loop(steps, step, start)
+    return S.sqrt(best)
+
+
+def swarm_outputs(
+    *,
+    pad: tuple[float, float],
+    target: tuple[float, float],
+    bodies: Sequence[Body],
+    steps: int,
+    dt: float,
+    speed_unit: float = 1.0,
+) -> list[Node]:
+    """The swarm kernel's graph: ``[miss, ∂miss/∂speed, ∂miss/∂heading]`` over the inputs
+    ``speed`` (in ``speed_unit``) and ``heading`` (radians), from ``shot_loop`` on Duals of
+    the two variables carrying two tangents (forward mode inside the loop: one pass per
+    point gives the value and both slopes)."""
+    speed = Dual(var("speed"), Tangents([1.0, 0.0]))
+    heading = Dual(var("heading"), Tangents([0.0, 1.0]))
+    miss = shot_loop(
+        speed * speed_unit, heading, pad=pad, target=target, bodies=bodies, steps=steps, dt=dt
+    )
+    d_speed, d_heading = miss.tangent
+    return [as_node(miss.value), as_node(d_speed), as_node(d_heading)]

@@ -1,9 +1,12 @@
 // Same idea, every scale · 3. An orbit: drag from the launch pad to fling a probe among the
 // planet and its moon (direction = heading, length = speed); three shots, the best miss kept.
-// Then "Let tang try": from your best shot the worker runs gradient descent on (speed,
-// heading), one iterate per call (orbit.optimize), each gradient from one dual pass through
-// all 1,600 leapfrog steps; every iterate's path is drawn faintly, the last one boldly.
-// The flight animation pauses off-screen; so does the optimiser, between two iterates.
+// Then "Let tang try": first a swarm (orbit.swarm, one awaited worker call): 4,096 shots on
+// a speed × heading grid, each with its gradient through all 1,600 leapfrog steps in ONE
+// WebGPU kernel (64 on the CPU without WebGPU), the best few refined in batches, drawn as a
+// heat map of the miss; then the worker polishes the winner (or your best, if closer) by
+// gradient descent, one iterate per call (orbit.optimize), each gradient from one dual pass;
+// every iterate's path is drawn faintly, the last one boldly. The flight animation pauses
+// off-screen; so does the polish, between two iterates (and before its first).
 // ./orbit-view.js builds the card and draws it; this file is the controller.
 import { pythonStarted } from "../lib/card.js";
 import { onResize } from "../lib/canvas.js";
@@ -11,9 +14,11 @@ import { setCommand } from "../lib/command.js";
 import { fmt } from "../lib/format.js";
 import { animate, runChunks, whenVisible } from "../lib/loop.js";
 import { keepTouchesNear, worldView } from "../lib/world.js";
-import { drawOrbit, FLY_S, orbitView } from "./orbit-view.js";
+import { drawOrbit, drawSwarm, FLY_S, orbitView } from "./orbit-view.js";
 
-const MAX_ITERATIONS = 40; // iterates per "Let tang try"
+const MAX_ITERATIONS = 40; // polishing iterates per "Let tang try"
+const SWARM_N = 4096; // the swarm's shots on a GPU (64 × 64; the worker flies fewer on a CPU)
+const DEVICE = "auto"; // WebGPU when the browser offers an adapter, else the CPU
 const MIN_DRAG = 0.05; // a shorter drag (in speed units) is a tap, not a shot
 const KEY_AIM = { speed: 0.8, heading_deg: 90 }; // where keyboard aiming starts
 const KEY_TURN = { ArrowLeft: 5, ArrowRight: -5 }; // degrees per key press
@@ -23,6 +28,12 @@ const HIT = 1e-6; // a miss this small is a direct hit (in units of the pad's or
 const cliFor = (shot, iterations = 0) =>
   `python -m demos.orbit --speed ${shot.speed.toFixed(4)} ` +
   `--heading ${shot.heading_deg.toFixed(3)}` + (iterations ? ` --optimize ${iterations}` : "");
+// tang's try on the desktop: the same grid (on the CLI's own device), the winner polished
+// (without --optimize: until it converges, 30 iterations at most)
+const cliSwarm = (n, iterations) =>
+  `python -m demos.orbit --swarm ${n}` + (iterations ? ` --optimize ${iterations}` : "");
+const count = (n) => n.toLocaleString("en");
+const plural = (n, word) => `${count(n)} ${word}${n === 1 ? "" : "s"}`;
 
 export default {
   id: "orbit",
@@ -37,7 +48,8 @@ export default {
     if (!(await pythonStarted(ready, el, failed))) return;
     const scene = await call("orbit.scene");
     const view = worldView(canvas, scene.view); // scene units (y up) ↔ CSS pixels
-    const game = new OrbitGame(scene, { ...ui, el, call, draw: () => drawOrbit(canvas, view, scene, game) });
+    const game = new OrbitGame(scene, { ...ui, el, call, draw: () => drawOrbit(canvas, view, scene, game),
+      drawSwarm: () => game.swarm && drawSwarm(ui.swarm.canvas(), game.swarm, game.iterates.at(-1)) });
 
     // dragging from the pad: the vector pad → pointer is the launch (1 scene unit = speed 1)
     canvas.addEventListener("pointerdown", (ev) => {
@@ -73,6 +85,7 @@ export default {
     });
     whenVisible(canvas, (visible) => game.setVisible(visible));
     onResize(canvas, game.ui.draw);
+    onResize(ui.swarm.figure, game.ui.drawSwarm);
     game.setState("ready", `Drag from the pad (green), or use the arrow keys and Enter, to ` +
       `launch: ${scene.shots} shots. Hit ` +
       "the red target.");
@@ -89,6 +102,8 @@ class OrbitGame {
     this.shots = []; // the player's: orbit.shoot answers
     this.best = null;
     this.iterates = []; // tang's: orbit.optimize answers
+    this.swarm = null; // tang's swarm: the orbit.swarm answer
+    this.from = null; // where the polish started: {shot, whose, swarm: its n or 0}
     this.aim = null; // while dragging: {speed, heading_deg}
     this.flying = null; // {shot, t}: the newest path drawn progressively
     this.controller = null; // the running optimiser's AbortController
@@ -212,30 +227,26 @@ class OrbitGame {
     });
   }
 
-  /** "Let tang try": one iterate per worker call, until converged, stalled, 40, or Stop. */
+  /** "Let tang try": the swarm (one worker call), then the polish of its winner (or of your
+   * best, when closer): one iterate per worker call until converged, stalled, 40, or Stop. */
   async optimise() {
     if (!this.best || this.controller) return;
-    const { el, show, call } = this.ui;
+    const { el, show } = this.ui;
     const mine = new AbortController();
     this.controller = mine;
     this.iterates = [];
     this.flying = null;
-    el.dataset.iterations = "0";
-    const run = `r${++this.runs}-${Date.now()}`;
-    this.setState("optimizing", "tang is aiming…");
+    this.clearSwarm();
+    Object.assign(el.dataset, { iterations: "0", tangMiss: "", reason: "" });
     show("tang", "…");
-    let from = this.best;
     try {
-      const { stopped, last } = await runChunks(async (_last, signal) => {
-        await this.visible(signal); // off screen or tab hidden: wait here, between two iterates
-        if (signal.aborted) throw Object.assign(new Error("stopped"), { type: "Cancelled" });
-        const it = await call("orbit.optimize",
-          { speed: from.speed, heading_deg: from.heading_deg, run }, { signal });
-        from = it;
-        const reason = it.done || (it.iteration >= MAX_ITERATIONS ? "limit" : "");
-        return { ...it, reason, done: reason !== "" };
-      }, { signal: mine.signal, onProgress: (it) => this.progress(it) });
-      this.finish(stopped, last);
+      const { stopped, swarm } = await this.flySwarm(mine.signal);
+      if (stopped) {
+        this.finish(true, null);
+      } else {
+        const polished = await this.polish(this.startFrom(swarm), mine.signal);
+        this.finish(polished.stopped, polished.last);
+      }
     } catch (err) {
       this.controller = null;
       this.setState("error", `The worker failed: ${err.message}`);
@@ -243,21 +254,130 @@ class OrbitGame {
     this.ui.draw();
   }
 
+  /** The swarm: which device will fly it (gpu.info), then orbit.swarm, awaited while the
+   * status counts the seconds. Resolves to {stopped} or {swarm} (null when it failed: the
+   * polish then starts from your best). */
+  async flySwarm(signal) {
+    const { el, show, call } = this.ui;
+    el.dataset.swarm = "flying";
+    show("swarm", "…");
+    this.setState("swarming", `Flying ${count(SWARM_N)} shots…`);
+    const started = performance.now();
+    let doing = `Flying ${count(SWARM_N)} shots…`;
+    const tick = () => {
+      const seconds = (performance.now() - started) / 1000;
+      el.dataset.swarmElapsed = seconds.toFixed(1);
+      show("status", `${doing} ${seconds.toFixed(1)} s`);
+    };
+    const timer = setInterval(tick, 200); // the page's own clock: it goes on while the worker flies
+    try {
+      const info = await call("gpu.info", { device: DEVICE }, { signal });
+      doing = info.kind === "cpu" ? "No WebGPU here: flying a small swarm on the CPU instead…"
+        : `Flying ${count(SWARM_N)} shots on the GPU (${info.name})…`;
+      tick();
+      const swarm = await call("orbit.swarm", { n: SWARM_N, device: DEVICE }, { signal });
+      if (signal.aborted) throw Object.assign(new Error("stopped"), { type: "Cancelled" });
+      this.showSwarm(swarm);
+      return { swarm };
+    } catch (err) {
+      if (signal.aborted || err.type === "Cancelled") {
+        el.dataset.swarm = "stopped";
+        show("swarm", "stopped");
+        return { stopped: true };
+      }
+      el.dataset.swarm = "failed";
+      show("swarm", `the swarm failed (${err.message}); tang polishes your best instead`);
+      return { swarm: null };
+    } finally {
+      clearInterval(timer);
+    }
+  }
+
+  /** The swarm's answer: its heat map and what flew it, in the figure and the readout. */
+  showSwarm(swarm) {
+    const { el, show, swarm: fig } = this.ui;
+    this.swarm = swarm;
+    const best = swarm.best;
+    fig.note.textContent = `${swarmText(swarm)} Bright: near misses; red ring: the best; ` +
+      "white dots: the candidates refined; blue: tang's polished shot.";
+    fig.canvas().setAttribute("aria-label", `The swarm's miss over launch speed (up) and ` +
+      `heading (across), ${count(swarm.n)} shots on a log colour scale` + (best
+      ? `; the best at speed ${fmt(best.speed, 4)}, heading ${fmt(best.heading_deg, 4)}°, ` +
+        `missing by ${fmt(best.miss, 3)}.` : "."));
+    fig.figure.hidden = false;
+    Object.assign(el.dataset, {
+      swarm: "drawn", swarmN: String(swarm.n), swarmDevice: swarm.device,
+      swarmMiss: best ? String(best.miss) : "",
+    });
+    const f32 = swarm.device === "cpu" ? "" : " in f32"; // a GPU's floats: 0 is below 1e−7
+    show("swarm", best ? `${fmt(best.miss, 4)}${f32}, the best of ${count(swarm.n)} shots`
+      : `no finite miss in ${count(swarm.n)} shots`);
+    this.ui.drawSwarm();
+  }
+
+  clearSwarm() {
+    const { el, show, swarm: fig } = this.ui;
+    this.swarm = null;
+    fig.figure.hidden = true;
+    fig.note.textContent = "";
+    show("swarm", "…");
+    Object.assign(el.dataset, { swarm: "", swarmN: "", swarmDevice: "", swarmMiss: "", swarmElapsed: "" });
+  }
+
+  /** Where the polish starts: the swarm's best, or your best when the swarm found nothing
+   * closer (or failed). */
+  startFrom(swarm) {
+    const s = swarm?.best;
+    if (s && typeof s.miss === "number" && s.miss < this.best.miss) {
+      return { shot: s, whose: "the swarm's best", swarm: swarm.n };
+    }
+    return { shot: this.best, whose: "your best", swarm: 0 };
+  }
+
+  /** The polish: orbit.optimize from `from.shot`, one iterate per call; waits off screen
+   * (or with the tab hidden) before each call. Resolves to runChunks's {stopped, last}. */
+  async polish(from, signal) {
+    const { call, el } = this.ui;
+    this.from = from;
+    el.dataset.polishFrom = from.swarm ? "swarm" : "player";
+    const run = `r${++this.runs}-${Date.now()}`;
+    this.setState("optimizing", `tang polishes ${from.whose}…`);
+    let at = from.shot;
+    return runChunks(async (_last, sig) => {
+      await this.visible(sig); // off screen or tab hidden: wait here, between two iterates
+      if (sig.aborted) throw Object.assign(new Error("stopped"), { type: "Cancelled" });
+      const it = await call("orbit.optimize",
+        { speed: at.speed, heading_deg: at.heading_deg, run }, { signal: sig });
+      at = it;
+      const reason = it.done || (it.iteration >= MAX_ITERATIONS ? "limit" : "");
+      return { ...it, reason, done: reason !== "" };
+    }, { signal, onProgress: (it) => this.progress(it) });
+  }
+
   progress(it) {
     const { el, show } = this.ui;
     this.iterates.push(it);
     el.dataset.tangMiss = String(it.miss);
     el.dataset.iterations = String(it.iteration);
-    show("tang", `${fmt(it.miss, 4)} after ${it.iteration} iteration${it.iteration > 1 ? "s" : ""}`);
+    show("tang", it.iteration ? `${fmt(it.miss, 4)} after ${plural(it.iteration, "iteration")} ` +
+      `from ${this.from.whose}` : `${fmt(it.miss, 4)}: ${this.from.whose}, already a hit`);
     show("status", `tang: iteration ${it.iteration}, miss ${fmt(it.miss, 4)}` +
       (it.hit ? ` (hits the ${it.hit})` : ""));
     this.ui.draw();
+    this.ui.drawSwarm();
   }
 
-  /** The optimiser ended: say why, and how it compares with the player's best. */
+  /** The run ended: say why, and how tang's miss compares with the player's best. */
   finish(stopped, last) {
     const best = this.best;
     const final = last ?? best;
+    this.controller = null;
+    this.ui.el.dataset.reason = stopped ? "stopped" : last.reason;
+    if (stopped && !last) {
+      this.setState("stopped", `tang stopped before it had a shot to show: your best ` +
+        `stands (miss ${fmt(best.miss, 4)}).`);
+      return;
+    }
     const why = stopped ? "stopped" : {
       converged: "converged",
       stalled: "no step lowers the miss from here",
@@ -268,13 +388,13 @@ class OrbitGame {
       : final.miss < best.miss
         ? `${fmt(best.miss / final.miss, 2)}× closer than your best`
         : "no closer than your best";
-    this.controller = null;
-    this.flying = last ? { shot: last, t: 0 } : null;
-    setCommand(this.ui.command, cliFor(best, Math.max(1, final.iteration ?? 1)));
-    this.ui.el.dataset.reason = stopped ? "stopped" : last.reason;
+    this.flying = { shot: last, t: 0 };
+    const iterations = final.iteration ?? 0;
+    setCommand(this.ui.command, this.from.swarm ? cliSwarm(this.from.swarm, iterations)
+      : cliFor(best, Math.max(1, iterations)));
     this.setState(stopped ? "stopped" : "done",
-      `tang ${stopped ? "stopped" : "finished"} (${why}): miss ${fmt(final.miss, 4)}, ` +
-      `${verdict}.`);
+      `tang ${stopped ? "stopped" : "finished"} (${why}) from ${this.from.whose}: miss ` +
+      `${fmt(final.miss, 4)}, ${verdict}.`);
   }
 
   newRound() {
@@ -284,10 +404,28 @@ class OrbitGame {
     this.best = null;
     this.iterates = [];
     this.flying = null;
+    this.clearSwarm();
     show("best", "…");
     show("tang", "…");
-    Object.assign(el.dataset, { bestMiss: "", tangMiss: "", iterations: "", reason: "" });
+    Object.assign(el.dataset, { bestMiss: "", tangMiss: "", iterations: "", reason: "", polishFrom: "" });
     this.setState("ready", `Drag from the pad to launch: ${this.scene.shots} shots.`);
     this.ui.draw();
   }
+}
+
+/** Which device flew the swarm and how fast, or why the CPU did. */
+function swarmText(r) {
+  const took = `with their gradients in ${fmt(r.seconds.swarm, 2)} s`;
+  const rate = r.shot_gradients_per_second
+    ? `: ${count(Math.round(r.shot_gradients_per_second))} shot gradients a second` : "";
+  const refined = r.refined.length
+    ? `; the best ${plural(r.refined.length, "candidate")} refined in ${fmt(r.seconds.refine, 2)} s`
+    : "";
+  if (r.device !== "cpu") {
+    return `${count(r.n)} shots ${took} on the GPU (${r.device_name})${rate}${refined}.`;
+  }
+  const why = (r.fallback ?? "").split("; ").filter((w) => !w.startsWith("n cut")).join("; ");
+  const head = !why || /adapter|navigator\.gpu|not available|no gpu/i.test(why) ? "No WebGPU here"
+    : `WebGPU did not fly it (${why})`;
+  return `${head}: ${count(r.n)} shots on the CPU instead, ${took}${rate}${refined}.`;
 }
