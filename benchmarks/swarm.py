@@ -3,7 +3,7 @@ derivatives through 1,600 leapfrog steps) on tang's swarm kernel, and the kernel
 time next to the unrolled kernel's.
 
     python benchmarks/swarm.py [--n N] [--repeat R] [--dual-shots K] [--unrolled-steps A,B]
-                               [--only a|b]
+                               [--only a|b] [--page lavapipe,swiftshader]
 
 (a) Throughput: the swarm kernel (``tang.physics.orbit.swarm_outputs``: one loop node whose
     body is one step, forward mode with two tangents inside it) over an N-shot grid in one
@@ -22,6 +22,8 @@ time next to the unrolled kernel's.
     growth between the two largest is fitted as a power of the steps and the 1,600-step
     figure is printed as an extrapolation, labelled so. Mesa's shader cache is off, so each
     compile is cold.
+(c) ``--page``: the same swarm through the page's worker on WebGPU against Pyodide's dual
+    pass (``benchmarks/swarm_page.py``; target ≥ 50× on lavapipe).
 """
 
 from __future__ import annotations
@@ -303,12 +305,21 @@ def main() -> int:
         "--unrolled-steps", default="100,200", help="steps of the unrolled kernels compiled"
     )
     parser.add_argument("--only", choices=("a", "b"), help="run one part only")
+    parser.add_argument(
+        "--page",
+        metavar="ADAPTERS",
+        help="also in the page: lavapipe,swiftshader (builds the site; headless Chromium)",
+    )
     args = parser.parse_args()
     print(f"{os.cpu_count()} CPU cores; Python {sys.version.split()[0]}")
     if args.only != "b":
         throughput(args.n, args.repeat, args.dual_shots)
     if args.only != "a":
         compile_times([int(s) for s in args.unrolled_steps.split(",") if s.strip()])
+    if args.page:
+        import swarm_page
+
+        swarm_page.run([a.strip() for a in args.page.split(",") if a.strip()], args.n, args.repeat)
     return 0
 
 
