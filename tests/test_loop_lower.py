@@ -26,10 +26,15 @@ size against the step count, and reverse mode and the text form at the end.
 
 from __future__ import annotations
 
+import inspect
 import math
+import os
 import re
 import struct
+import subprocess
+import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 import pytest
 import toolchains as tc
@@ -590,18 +595,35 @@ def test_reverse_mode_through_a_loop_is_a_clear_error():
 
 
 def test_to_text_prints_the_loop_with_its_body():
-    x, y, n = (var(name) for name in INPUTS)
-    assert tang.to_text(hoisted(x, y, n)) == (
-        "loop(5, (x), (i, s0) -> (s0 * 0.5 + c0) with c0 = sin(x * y))[0]"
+    """In a fresh interpreter: a product's operands print in the order their nodes were
+    first made, which earlier tests in this process would change."""
+    script = "\n".join(
+        [
+            "import inspect, tang",
+            *(inspect.getsource(f) for f in (hoisted, swap, nested)),
+            "x, y, n = tang.var('x'), tang.var('y'), tang.var('n')",
+            "print(tang.to_text(hoisted(x, y, n)))",
+            "print(tang.to_text(swap(x, y, n)[1]))",
+            "print(tang.to_text(nested(x, y, n)))",
+        ]
     )
-    assert tang.to_text(swap(x, y, n)[1]) == (
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(root)},
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "loop(5, (x), (i, s0) -> (s0 * 0.5 + c0) with c0 = sin(x * y))[0]",
         "loop(where(0 <= n, where(n < 16777216, floor(n), 16777216), 0), (x, y), "
-        "(i, s0, s1) -> (s1, s0))[1]"
-    )
-    assert tang.to_text(nested(x, y, n)) == (
+        "(i, s0, s1) -> (s1, s0))[1]",
         "loop(3, (x), (i, s0) -> (loop(4, (s0), (i_2, s0_2) -> (0.5 * s0_2 + c0_2 + i_2 * c1_2)"
-        " with c0_2 = s0 * c0, c1_2 = i)[0]) with c0 = y)[0]"
-    )
+        " with c0_2 = s0 * c0, c1_2 = i)[0]) with c0 = y)[0]",
+    ]
 
 
 # ---------------------------------------------------------------------------------------

@@ -24,7 +24,7 @@ from fractions import Fraction
 from ..expr.graph import BOOL_OPS, Node, const
 from ..expr.ops import LIBRARY
 from .bindings import Binding, KernelInfo
-from .program import ABS, Copy, Layout, Let, Load, Loop, Program
+from .program import ABS, Copy, Layout, Let, Load, Loop, Program, Store
 
 ONE = const(1.0)
 
@@ -501,8 +501,6 @@ class Printer:
         check_name(name)
         ty = self.types[dtype]
         idents = identifiers(prog.inputs)
-        forms = prog.forms
-        table = self.table(dtype)
         known: dict[Node, tuple[str, int]] = {}  # temporaries join as their lets print
         for node in prog.leaves:
             if node.op == "var":
@@ -516,48 +514,9 @@ class Printer:
         pad = self.indent * depth
         lines: list[str] = [*head]  # the source, line by line
         nodes: list[tuple[Node, ...]] = []  # the nodes of each body line
-        kernel = shape == "kernel"
-        layout = prog.layout
-        addressing = self.__dict__.get("_addressing") or {}  # see ``addressing``
-        declare = _spliced(self.declare, ("name", "expr"), (("type", ty),))
-        declare_bool = _spliced(self.declare, ("name", "expr"), (("type", self.bool_type),))
-        expression = self.expression
         stored: list[tuple[str, tuple[Node, ...]]] = []  # a function's outputs, for its return
-        statements = prog.statements
-        for st in statements if not prog.loops else ():
-            kind = st.__class__
-            if kind is Let:
-                expr = expression(st.nodes, known, forms, table)
-                known[st.node] = (st.name, ATOM)  # later lines use it
-                before, between, after = declare_bool if st.node.op in BOOL_OPS else declare
-                lines.append(pad + before + st.name + between + expr + after)
-                nodes.append(st.nodes)
-            elif kind is Load:
-                if kernel:
-                    before, between, after = declare
-                    load = (
-                        addressing.get((st.column, layout)) or self.addressing(st.column, layout)
-                    )[0]
-                    lines.append(pad + before + known[st.node][0] + between + load + after)
-                    nodes.append((st.node,))
-            else:  # a Store
-                if st.nodes:
-                    expr, ns = expression(st.nodes, known, forms, table), st.nodes
-                else:
-                    expr, ns = known[st.node][0], (st.node,)
-                if kernel:
-                    before, after = (
-                        addressing.get((st.index, layout)) or self.addressing(st.index, layout)
-                    )[1]
-                    lines.append(pad + before + expr + after)
-                    nodes.append(ns)
-                elif self.fn_return is None:
-                    lines.append(pad + self.fn_store.format(k=st.index, expr=expr))
-                    nodes.append(ns)
-                else:
-                    stored.append((expr, ns))
-        if prog.loops:  # the general walk: statements nest inside loops
-            self._statements(statements, depth, ty, dtype, shape, prog, known, lines, nodes, stored)
+        page = (ty, dtype, shape, prog, known, lines, nodes, stored)
+        self._statements(prog.statements, depth, page)
         if stored:
             lines.append(pad + self.fn_return.format(exprs=", ".join(e for e, _ in stored)))
             nodes.append(tuple(n for _, ns in stored for n in ns))
@@ -565,53 +524,41 @@ class Printer:
         source = "\n".join(lines) + "\n"
         return Lowered(self.name, shape, dtype, name, source, prog, len(head) + 1, tuple(nodes))
 
-    def _statements(
-        self,
-        statements: Sequence[object],
-        depth: int,
-        ty: str,
-        dtype: str,
-        shape: str,
-        prog: Program,
-        known: dict,
-        lines: list[str],
-        nodes: list[tuple[Node, ...]],
-        stored: list[tuple[str, tuple[Node, ...]]],
-    ) -> None:
-        """Print ``statements`` at ``depth``, loops and their bodies included (the path for
-        programs with loops; ``render`` prints loop-free ones on its own, faster)."""
+    def _statements(self, statements: Sequence[object], depth: int, page: tuple) -> None:
+        """Print ``statements`` at ``depth`` onto ``page`` (type, dtype, shape, program, the
+        texts known so far, and the lines, their nodes and a function's outputs so far)."""
+        ty, dtype, shape, prog, known, lines, nodes, stored = page
         pad = self.indent * depth
-        forms, table = prog.forms, self.table(dtype)
+        forms, table, expression = prog.forms, self.table(dtype), self.expression
+        kernel, layout = shape == "kernel", prog.layout
+        addressing = self.__dict__.get("_addressing") or {}  # see ``addressing``
         declare = _spliced(self.declare, ("name", "expr"), (("type", ty),))
         declare_bool = _spliced(self.declare, ("name", "expr"), (("type", self.bool_type),))
-        kernel, layout = shape == "kernel", prog.layout
         for st in statements:
             kind = st.__class__
-            if kind is Let or kind is Copy:
-                if kind is Let:
-                    expr, ns = self.expression(st.nodes, known, forms, table), st.nodes  # type: ignore[attr-defined]
-                else:
-                    expr, ns = known[st.node][0], ()  # type: ignore[attr-defined]
+            if kind is Let:
+                expr = expression(st.nodes, known, forms, table)  # type: ignore[attr-defined]
+                known[st.node] = (st.name, ATOM)  # type: ignore[attr-defined]  # later lines use it
                 before, between, after = declare_bool if st.node.op in BOOL_OPS else declare  # type: ignore[attr-defined]
                 lines.append(pad + before + st.name + between + expr + after)  # type: ignore[attr-defined]
-                nodes.append(ns)
-                if kind is Let:
-                    known[st.node] = (st.name, ATOM)  # type: ignore[attr-defined]
+                nodes.append(st.nodes)  # type: ignore[attr-defined]
             elif kind is Load:
                 if kernel:
                     before, between, after = declare
-                    load = self.addressing(st.column, layout)[0]  # type: ignore[attr-defined]
+                    load = (
+                        addressing.get((st.column, layout)) or self.addressing(st.column, layout)  # type: ignore[attr-defined]
+                    )[0]
                     lines.append(pad + before + known[st.node][0] + between + load + after)  # type: ignore[attr-defined]
                     nodes.append((st.node,))  # type: ignore[attr-defined]
-            elif kind is Loop:
-                self._loop(st, depth, ty, dtype, shape, prog, known, lines, nodes, stored)  # type: ignore[arg-type]
-            else:  # a Store
+            elif kind is Store:
                 if st.nodes:  # type: ignore[attr-defined]
-                    expr, ns = self.expression(st.nodes, known, forms, table), st.nodes  # type: ignore[attr-defined]
+                    expr, ns = expression(st.nodes, known, forms, table), st.nodes  # type: ignore[attr-defined]
                 else:
                     expr, ns = known[st.node][0], (st.node,)  # type: ignore[attr-defined]
                 if kernel:
-                    before, after = self.addressing(st.index, layout)[1]  # type: ignore[attr-defined]
+                    before, after = (
+                        addressing.get((st.index, layout)) or self.addressing(st.index, layout)  # type: ignore[attr-defined]
+                    )[1]
                     lines.append(pad + before + expr + after)
                     nodes.append(ns)
                 elif self.fn_return is None:
@@ -619,21 +566,16 @@ class Printer:
                     nodes.append(ns)
                 else:
                     stored.append((expr, ns))
+            elif kind is Copy:  # a state's old value, kept for a swap
+                before, between, after = declare
+                lines.append(pad + before + st.name + between + known[st.node][0] + after)  # type: ignore[attr-defined]
+                nodes.append(())
+            else:
+                self._loop(st, depth, page)  # type: ignore[arg-type]
 
-    def _loop(
-        self,
-        st: Loop,
-        depth: int,
-        ty: str,
-        dtype: str,
-        shape: str,
-        prog: Program,
-        known: dict,
-        lines: list[str],
-        nodes: list[tuple[Node, ...]],
-        stored: list,
-    ) -> None:
+    def _loop(self, st: Loop, depth: int, page: tuple) -> None:
         """A loop: its states declared, the loop opened, its body, the updates, closed."""
+        ty, known, lines, nodes = page[0], page[4], page[5], page[6]
         pad = self.indent * depth
         named = dict(st.outs)
         by_name = {name: out for out, name in st.outs}
@@ -656,7 +598,7 @@ class Printer:
             known[p] = (name, ATOM)
         for p, outer in st.captures:
             known[p] = known[outer]
-        self._statements(st.body, depth + 1, ty, dtype, shape, prog, known, lines, nodes, stored)
+        self._statements(st.body, depth + 1, page)
         inner = self.indent * (depth + 1)
         for name, node, via in st.updates:
             lines.append(inner + self.carry_set.format(name=name, expr=via or known[node][0]))
