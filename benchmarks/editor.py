@@ -3,9 +3,13 @@ expressions character by character into the page. Targets: p95 edit → painted 
 which the Python work (measured inside the worker) ≤ 3 ms.
 
     python benchmarks/editor.py [--expressions N] [--no-warm-up] [--against REV] [--at REV]
+                                [--traced N]
 
 Drives headless Chromium (/usr/bin/chromium) on the built site. Each character is typed and
-the next one waits until the page has answered it (kernels, or the parse error of a prefix).
+the next one waits until the page has answered it (kernels, or the parse error of a prefix),
+polling with a timer (POLL_MS): a wait that polled in animation frames would keep the page
+rendering a frame every 16 ms while it waits, work that a person typing never causes and that
+the main-thread figures below would count.
 Per keystroke the page records (web/panels/editor.js, ``window.tang.editor.last``):
 
     dom    edit → the answer in the DOM (coalescing + worker round trip + rendering)
@@ -15,6 +19,15 @@ Per keystroke the page records (web/panels/editor.js, ``window.tang.editor.last`
     python the call's Python time in the worker (Pyodide's CPython 3.14): the handler
            ``playground.compile`` and the JSON encoding of its answer (demos.api)
     code   the kernel into the code view; rest: the status line and the graph panel
+
+and the benchmark itself measures, the same way on every revision (FRAME_HOOK, installed in
+the page):
+
+    frame  edit (the keydown) → the end of the frame that renders the answer: the first
+           animation frame after the answer's first write to the status line, its layout,
+           paint and commit done (a message posted from its requestAnimationFrame callback
+           runs after them). ``paint`` stops at the start of that frame, so layout moved from
+           the frame into the answer's task shows there as latency; this figure does not.
 
 The worker frees the graph nodes each request leaves behind after answering it (between
 requests, web/worker.js): the time those collections took is printed after the table, with
@@ -29,6 +42,13 @@ the worker computes slows the worker down, and this row shows by how much. The w
 warm-up after boot (web/worker.js) is reported as it ran, typing having started at ready, and
 the first compiles after boot (the editor's own at ready, the first keystroke's) are set
 against the median of the later ones (target: within 2x).
+
+After the timed typing, the first ``--traced N`` expressions (default 3) are typed again with
+a Chromium trace running, which counts per keystroke what the page's main thread did: frames
+rendered, commits to the compositor, style recalculations and layouts (and how many of them
+were forced by a script reading layout, outside a frame), requestAnimationFrame callbacks,
+DOM mutations, and its CPU time. Counts, unlike milliseconds, do not vary with the load on a
+shared machine; the trace slows the page, so its pass is kept apart from the timed one.
 
 ``--against REV`` builds that git revision's site too (a temporary worktree) and types the
 same texts into both pages in one run, interleaved expression by expression (the order
@@ -80,6 +100,44 @@ MAIN_THREAD = {  # kind -> Chrome's metric: all tasks, then the parts it names
 }
 ANSWERED = f"""t => {{ const r = {RECORDS}; const l = r && r.last;
                      return !!l && l.expr === t && l.paint_ms !== undefined; }}"""
+POLL_MS = 4  # how often a wait checks the page (a timer: no animation frames of its own)
+# edit → the end of the frame that renders its answer (window.__tangFrameMs); true once set up
+FRAME_HOOK = """() => {
+  const status = document.querySelector('.expr-status');
+  if (!status) return false;
+  let key = 0, armed = false;
+  const after = new MessageChannel();
+  after.port1.onmessage = () => { window.__tangFrameMs = performance.now() - key; };
+  document.addEventListener('keydown', () => {
+    key = performance.now(); armed = true; window.__tangFrameMs = undefined; }, true);
+  new MutationObserver(() => {
+    if (!armed) return;
+    armed = false;
+    requestAnimationFrame(() => after.port2.postMessage(0));
+  }).observe(status, { subtree: true, childList: true, characterData: true, attributes: true });
+  return true; }"""
+FRAMED = f"""t => ({ANSWERED})(t) && window.__tangFrameMs !== undefined"""
+# the trace of the --traced pass: what the page's main thread rendered and ran
+TRACE_CATEGORIES = [
+    "devtools.timeline",
+    "disabled-by-default-devtools.timeline",
+    "benchmark",
+    "toplevel",
+]
+RENDERER_MAIN = "CrRendererMain"
+FRAME = "ProxyMain::BeginMainFrame"  # one frame rendered by the main thread
+TASK = "ThreadControllerImpl::RunTask"
+COUNTED = {  # trace event -> the row it counts in
+    FRAME: "frames rendered",
+    "Commit": "commits to the compositor",
+    "UpdateLayoutTree": "style recalculations",
+    "Layout": "layouts",
+    "FireAnimationFrame": "animation-frame callbacks",
+}
+COUNT_MUTATIONS = """() => { window.__tangMutations = 0;
+    new MutationObserver((records) => { window.__tangMutations += records.length; })
+      .observe(document.body, {subtree: true, childList: true, attributes: true,
+                               characterData: true}); }"""
 
 
 def main_thread_seconds(cdp) -> dict[str, float]:
@@ -126,6 +184,7 @@ class Typist:
         self.first = self.optional(f"{RECORDS}.first")  # the compile at boot
         self.boot = self.optional("window.tang.ready.then((r) => r.timings)")
         self.memory = [self.optional(MEMORY)]
+        self.framed = bool(self.optional(FRAME_HOOK))
         self.cdp = self.context.new_cdp_session(self.page)
         self.cdp.send("Performance.enable")
         self.main_thread = [main_thread_seconds(self.cdp)]
@@ -140,30 +199,93 @@ class Typist:
         except Error:
             return None
 
-    def type(self, text: str) -> None:
+    def type(self, text: str, record: bool = True) -> int:
+        """Type ``text`` one character at a time, each after the last one's answer is painted;
+        the keystrokes typed."""
         page = self.page
         page.click(INPUT)
         page.keyboard.press("Control+A")
         page.keyboard.press("Backspace")
-        page.wait_for_function(ANSWERED, arg="", timeout=30_000)
+        page.wait_for_function(ANSWERED, arg="", timeout=30_000, polling=POLL_MS)
+        answered = FRAMED if self.framed else ANSWERED
         for k in range(1, len(text) + 1):
             page.keyboard.type(text[k - 1])
-            page.wait_for_function(ANSWERED, arg=text[:k], timeout=30_000)
-            self.samples.append(page.evaluate(f"{RECORDS}.last"))
+            page.wait_for_function(answered, arg=text[:k], timeout=30_000, polling=POLL_MS)
+            if record:
+                last, frame = page.evaluate(f"[{RECORDS}.last, window.__tangFrameMs]")
+                self.samples.append({**last, "frame_ms": frame})
+        return len(text)
+
+    def traced(self, texts: list[str]) -> None:
+        """Type ``texts`` again under a Chromium trace: ``self.counts``, per keystroke."""
+        events: list[dict] = []
+        done: list[bool] = []
+        keep = {FRAME, TASK, *COUNTED}
+
+        def collect(e: dict) -> None:  # only what is counted: a trace is large
+            events.extend(
+                x for x in e["value"] if x.get("name") in keep or x.get("name") == "thread_name"
+            )
+
+        self.cdp.on("Tracing.dataCollected", collect)
+        self.cdp.on("Tracing.tracingComplete", lambda e: done.append(True))
+        self.optional(COUNT_MUTATIONS)
+        config = {"includedCategories": TRACE_CATEGORIES}
+        self.cdp.send("Tracing.start", {"traceConfig": config, "transferMode": "ReportEvents"})
+        keys = sum(self.type(text, record=False) for text in texts)
+        mutations = self.optional("window.__tangMutations")
+        self.cdp.send("Tracing.end")
+        while not done:
+            self.page.wait_for_timeout(50)
+        self.counts = trace_counts(events, keys)
+        if mutations is not None:
+            self.counts["DOM mutations"] = mutations / keys
 
     def finish(self) -> None:
-        """Read what typing cost on the main thread, then the idle calls and the warm-up."""
-        self.main_thread.append(main_thread_seconds(self.cdp))
-        self.memory.append(self.optional(MEMORY))
+        """Read the idle calls and the warm-up (what typing cost on the main thread was read
+        when it ended)."""
         texts = [s["expr"] for s in self.samples if s["ok"]]
         self.idle = self.optional(IDLE_CALLS, texts)
         self.warm = self.optional("window.tang.warmUp()")
         self.context.close()
 
+    counts: dict[str, float] | None = None  # per keystroke, from the traced pass
+    traced_keys = 0
+
     def busy_ms(self) -> dict[str, float]:
         """The page's main-thread time per keystroke while typing, by kind."""
         before, after = self.main_thread
         return {k: (after[k] - before[k]) * 1e3 / len(self.samples) for k in MAIN_THREAD}
+
+
+def trace_counts(events: list[dict], keys: int) -> dict[str, float]:
+    """Per keystroke, from a trace: frames, commits, style recalculations and layouts (and
+    those forced outside a frame), rAF callbacks, and the main thread's task CPU time (ms)."""
+    threads = {
+        (e["pid"], e["tid"]): e["args"]["name"] for e in events if e.get("name") == "thread_name"
+    }
+    main = [e for e in events if threads.get((e["pid"], e["tid"])) == RENDERER_MAIN]
+    spans = sorted(
+        (e for e in main if e.get("ph") == "X"), key=lambda e: (e["ts"], -e.get("dur", 0))
+    )
+    forced = {"Layout": "forced layouts", "UpdateLayoutTree": "forced style recalculations"}
+    counts = dict.fromkeys([*COUNTED.values(), *forced.values()], 0.0)
+    cpu = 0.0
+    open_spans: list[dict] = []  # the spans enclosing the current one
+    for e in spans:
+        while open_spans and open_spans[-1]["ts"] + open_spans[-1].get("dur", 0) <= e["ts"]:
+            open_spans.pop()
+        name = e["name"]
+        if name == TASK and not any(o["name"] == TASK for o in open_spans):
+            cpu += e.get("tdur", e.get("dur", 0)) / 1e3
+        if name in COUNTED:
+            counts[COUNTED[name]] += 1
+            if name in forced and not any(o["name"] == FRAME for o in open_spans):
+                counts[forced[name]] += 1  # needed at once (a script read layout), not in a frame
+        open_spans.append(e)
+    out = {k: v / keys for k, v in counts.items()}
+    out["main-thread CPU (ms)"] = cpu / keys
+    return out
 
 
 def site_of(rev: str | None, stack: contextlib.ExitStack, tmp: str) -> Path:
@@ -187,27 +309,45 @@ def compare(this: Typist, that: Typist, names: tuple[str, str]) -> None:
     print(f"\nthe same keystrokes, interleaved: {names[0]} against {names[1]} (ms)")
     print(f"  {'':<34}{'p50':>8}{'p95':>8}{'p50':>10}{'p95':>8}   p95 ratio")
     print(f"  {'':<34}{names[0][:16]:>16}{names[1][:18]:>18}")
-    fields = (
+    kernel_fields = (
+        ("edit → its frame rendered", "frame_ms"),
         ("edit → next frame painted", "paint_ms"),
         ("edit → kernels in the DOM", "latency_ms"),
         ("worker round trip", "call_ms"),
         ("Python in the worker (Pyodide)", "python_ms"),
         ("  of which the handler", "handler_ms"),
     )
-    for label, key in fields:
-        a = [s[key] for s in this.samples if s["ok"]]
-        b = [s[key] for s in that.samples if s["ok"]]
-        pa, pb = percentile(a, 0.95), percentile(b, 0.95)
-        print(
-            f"  {label:<34}{statistics.median(a):8.2f}{pa:8.2f}"
-            f"{statistics.median(b):10.2f}{pb:8.2f}   {pa / pb:6.2f}x"
-        )
+    every_fields = (
+        ("edit → its frame rendered", "frame_ms"),
+        ("edit → next frame painted", "paint_ms"),
+    )
+    for title, kernels, fields in (
+        ("keystrokes answered with a kernel:", True, kernel_fields),
+        ("every keystroke (most answers are a prefix's parse error):", False, every_fields),
+    ):
+        print(title)
+        for label, key in fields:
+            a = [s[key] for s in this.samples if s["ok"] or not kernels]
+            b = [s[key] for s in that.samples if s["ok"] or not kernels]
+            if None in a or None in b:
+                continue  # a revision without the status line the frame is timed by
+            pa, pb = percentile(a, 0.95), percentile(b, 0.95)
+            print(
+                f"  {label:<34}{statistics.median(a):8.2f}{pa:8.2f}"
+                f"{statistics.median(b):10.2f}{pb:8.2f}   {pa / pb:6.2f}x"
+            )
     ba, bb = this.busy_ms(), that.busy_ms()
     for kind in MAIN_THREAD:
         print(
             f"  {'main thread ' + kind + ' per keystroke':<34}{ba[kind]:16.2f}"
             f"{bb[kind]:18.2f}   {ba[kind] / max(bb[kind], 1e-9):6.2f}x"
         )
+    if this.counts and that.counts:
+        print(f"per keystroke, counted in a trace of {this.traced_keys} keystrokes typed again:")
+        for name in this.counts:
+            a, b = this.counts[name], that.counts.get(name, 0.0)
+            ratio = f"{a / b:6.2f}x" if b else "     -"
+            print(f"  {name:<34}{a:16.2f}{b:18.2f}   {ratio}")
 
 
 def main() -> int:
@@ -218,6 +358,13 @@ def main() -> int:
     )
     parser.add_argument("--against", metavar="REV", help="type into this revision's page too")
     parser.add_argument("--at", metavar="REV", help="measure this revision, not the work tree")
+    parser.add_argument(
+        "--traced",
+        type=int,
+        default=3,
+        metavar="N",
+        help="type the first N expressions again under a trace, for counts (0: none)",
+    )
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
@@ -236,6 +383,12 @@ def main() -> int:
             for typist in pages if i % 2 == 0 else pages[::-1]:  # alternate who goes first
                 typist.type(text)
         for typist in pages:
+            typist.main_thread.append(main_thread_seconds(typist.cdp))  # before the trace
+            typist.memory.append(typist.optional(MEMORY))
+        for typist in pages:
+            if args.traced:
+                typist.traced(texts[: args.traced])
+                typist.traced_keys = sum(len(t) for t in texts[: args.traced])
             typist.finish()
     if args.at is None:
         report(pages[0], len(texts))
@@ -259,6 +412,8 @@ def report(typist: Typist, expressions: int) -> None:
         print(label)
         print(row("edit → kernels in the DOM", [s["latency_ms"] for s in group]))
         print(row("edit → next frame painted", [s["paint_ms"] for s in group]))
+        if typist.framed:
+            print(row("edit → its frame rendered", [s["frame_ms"] for s in group]))
         print(row("edit → request sent", [s["wait_ms"] for s in group]))
         print(row("worker round trip", [s["call_ms"] for s in group]))
         print(row("Python in the worker (Pyodide)", [s["python_ms"] for s in group]))
@@ -313,6 +468,9 @@ def report(typist: Typist, expressions: int) -> None:
         f"the rest input, paint and compositing), on {os.cpu_count()} CPU cores shared with "
         "the worker"
     )
+    if typist.counts:
+        counted = ", ".join(f"{v:.2f} {k}" for k, v in typist.counts.items())
+        print(f"  counted in a trace of {typist.traced_keys} keystrokes typed again: {counted}")
     runs = memory[1]["collections"] - memory[0]["collections"]
     spent = memory[1]["collect_ms"] - memory[0]["collect_ms"]
     print(

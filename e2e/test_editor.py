@@ -319,6 +319,135 @@ def test_a_hovered_node_scrolls_its_kernel_lines_into_the_box_and_both_fit_at_90
     assert tp.console_errors == [], tp.console_errors
 
 
+# Records the DOM mutations of the page from now on, each as the closest classed element's
+# class and whether it lies in the kernel box or the graph's drawing (window.__writes).
+WATCH_WRITES = """() => {
+  window.__writes = [];
+  const where = (node) => {
+    const el = node.nodeType === 1 ? node : node.parentElement;
+    return { code: !!el?.closest('.code-box'), drawing: !!el?.closest('.graph-svg'),
+             what: String(el?.closest('[class]')?.getAttribute('class') ?? '') };
+  };
+  new MutationObserver((records) => {
+    for (const r of records) window.__writes.push({ ...where(r.target), type: r.type });
+  }).observe(document.body, { subtree: true, childList: true, attributes: true,
+                               characterData: true });
+}"""
+GRAPH_BODY = "#panel-graph .panel-body"
+
+
+def wait_graph(tp: TangPage, expr: str) -> None:
+    tp.page.wait_for_function(
+        "([sel, expr]) => document.querySelector(sel)?.dataset.expr === expr",
+        arg=[GRAPH_BODY, expr],
+        timeout=30_000,
+    )
+
+
+def forced_layouts(tp: TangPage, keystroke: str, expr: str) -> int:
+    """Type ``keystroke`` under a Chromium trace and count the layouts that the editor's and
+    the graph's code forced outside a frame (a script that reads layout after writing to the
+    page: the browser lays it out at once, and again in the frame that paints it)."""
+    cdp = tp.page.context.new_cdp_session(tp.page)
+    events, done = [], []
+    cdp.on("Tracing.dataCollected", lambda e: events.extend(e["value"]))
+    cdp.on("Tracing.tracingComplete", lambda e: done.append(True))
+    categories = [
+        "devtools.timeline",
+        "disabled-by-default-devtools.timeline",
+        "disabled-by-default-devtools.timeline.stack",
+        "benchmark",
+    ]
+    cdp.send("Tracing.start", {"traceConfig": {"includedCategories": categories}})
+    tp.page.keyboard.type(keystroke)
+    wait_compiled(tp, expr)
+    wait_graph(tp, expr)
+    tp.page.wait_for_timeout(200)  # a later task (a timer) that drew the graph would be in
+    cdp.send("Tracing.end")
+    while not done:
+        tp.page.wait_for_timeout(50)
+    threads = {
+        (e["pid"], e["tid"]): e["args"]["name"] for e in events if e["name"] == "thread_name"
+    }
+    spans = sorted(
+        (
+            e
+            for e in events
+            if e.get("ph") == "X" and threads.get((e["pid"], e["tid"])) == "CrRendererMain"
+        ),
+        key=lambda e: (e["ts"], -e.get("dur", 0)),
+    )
+    ours = ("/panels/editor", "/panels/graph")  # the editor's and the graph's modules
+
+    def by_us(layout: dict) -> bool:
+        stack = layout.get("args", {}).get("beginData", {}).get("stackTrace") or []
+        return any(any(m in frame.get("url", "") for m in ours) for frame in stack)
+
+    forced, enclosing = 0, []
+    for e in spans:
+        while enclosing and enclosing[-1]["ts"] + enclosing[-1].get("dur", 0) <= e["ts"]:
+            enclosing.pop()
+        in_frame = any(o["name"] == "ProxyMain::BeginMainFrame" for o in enclosing)
+        forced += e["name"] == "Layout" and not in_frame and by_us(e)
+        enclosing.append(e)
+    return forced
+
+
+def test_a_keystroke_renders_once_and_only_what_changed(launch, site):
+    """A keystroke's answer is rendered in one go and only where it differs from what is shown
+    (issue 28): rendering it lays the page out at most once outside the frames that paint it
+    (no layout read between writes: a new graph is fitted to the box's size as last observed);
+    retyping a constant patches the graph's boxes in place (the same <svg> and boxes, labels
+    rewritten as text); a space (the same function) writes nothing in the kernel box or the
+    drawing; and nothing animates while the page is idle (no blinking or transition keeps
+    frames coming)."""
+    tp = open_editor(launch, site.url)
+    page = tp.page
+    type_expression(tp, "x * y + ")
+    wait_compiled(tp, "x * y + ", state="stale")
+    # a new function, whose graph is drawn anew (another extent): the input's cleared error
+    # mark (CodeMirror puts the caret back: one layout), then the status line, the kernel and
+    # the graph, without reading layout between their writes
+    assert forced_layouts(tp, "2", "x * y + 2") <= 1
+    page.wait_for_selector(f"{GRAPH_BODY}[data-expr='x * y + 2'][data-state=ok]")
+
+    page.evaluate(WATCH_WRITES)
+    page.evaluate(
+        """() => { window.__svg = document.querySelector('.graph-svg');
+                   window.__boxes = [...document.querySelectorAll('.graph-node')]; }"""
+    )
+    page.keyboard.type("5")
+    wait_compiled(tp, "x * y + 25")
+    wait_graph(tp, "x * y + 25")
+    seen = page.evaluate(
+        """() => { const boxes = [...document.querySelectorAll('.graph-node')];
+                   return { svg: document.querySelector('.graph-svg') === window.__svg,
+                            kept: boxes.length === window.__boxes.length &&
+                                  boxes.every((g) => window.__boxes.includes(g)),
+                            labels: boxes.map((g) => g.querySelector('text').textContent) }; }"""
+    )
+    assert seen["svg"] and seen["kept"], seen
+    assert "25" in seen["labels"] and "2" not in seen["labels"], seen
+    replaced = page.evaluate(
+        "window.__writes.filter((w) => w.drawing && w.type === 'childList').length"
+    )
+    assert replaced == 0  # labels rewritten in place: no element or text node replaced
+
+    page.evaluate("window.__writes.length = 0")
+    page.keyboard.type(" ")  # the same function
+    wait_compiled(tp, "x * y + 25 ")
+    wait_graph(tp, "x * y + 25 ")
+    writes = page.evaluate("window.__writes")
+    assert not [w for w in writes if w["code"] or w["drawing"]], writes
+
+    page.wait_for_timeout(500)  # idle: the prefetch of the other tabs may run meanwhile
+    running = page.evaluate(
+        "document.getAnimations().filter((a) => a.playState === 'running').length"
+    )
+    assert running == 0
+    assert tp.console_errors == [], tp.console_errors
+
+
 HOSTILE = [
     "#expr=<img src=x onerror=alert(1)>",
     "#expr=%3Cimg%20src%3Dx%20onerror%3D%22window.__pwned%3D1%22%3E&tab=c",

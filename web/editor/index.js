@@ -14,7 +14,7 @@ import { cpp } from "@codemirror/lang-cpp";
 import { javascript } from "@codemirror/lang-javascript";
 import { python } from "@codemirror/lang-python";
 import { HighlightStyle, syntaxHighlighting } from "@codemirror/language";
-import { setDiagnostics } from "@codemirror/lint";
+import { forEachDiagnostic, setDiagnostics } from "@codemirror/lint";
 import { Compartment, EditorState, StateEffect, StateField } from "@codemirror/state";
 import { Decoration, EditorView, keymap } from "@codemirror/view";
 import { tags as t } from "@lezer/highlight";
@@ -68,6 +68,9 @@ export function expressionEditor({ parent, doc = "", label = "Expression", onCha
       ],
     }),
   });
+  // the lint state and its styles now, at boot: added by the first error instead, they would
+  // restyle the whole page in the middle of that keystroke
+  view.dispatch(setDiagnostics(view.state, []));
   return {
     view,
     text: () => view.state.doc.toString(),
@@ -77,7 +80,9 @@ export function expressionEditor({ parent, doc = "", label = "Expression", onCha
         view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: text } });
       }
     },
-    /** Underline [from, to) with `message`, or clear with null. */
+    /** Underline [from, to) with `message`, or clear with null. Nothing is dispatched when
+     * the editor shows that already (most keystrokes): a dispatch redraws the marked text and
+     * puts the caret back, which makes the browser lay the page out at once. */
     setError(err) {
       const len = view.state.doc.length;
       const diagnostics = [];
@@ -88,7 +93,11 @@ export function expressionEditor({ parent, doc = "", label = "Expression", onCha
         if (from === to) to = Math.min(len, from + 1);
         diagnostics.push({ from, to, severity: "error", message: err.message });
       }
-      view.dispatch(setDiagnostics(view.state, diagnostics));
+      const shown = [];
+      forEachDiagnostic(view.state, (d, from, to) => shown.push({ from, to, message: d.message }));
+      const same = shown.length === diagnostics.length && shown.every((d, k) =>
+        d.from === diagnostics[k].from && d.to === diagnostics[k].to && d.message === diagnostics[k].message);
+      if (!same) view.dispatch(setDiagnostics(view.state, diagnostics));
     },
     focus: () => view.focus(),
   };
@@ -152,6 +161,7 @@ export function codeViewer({ parent, label = "Kernel", onHoverLine = () => {} })
       const effects = mode !== current ? lang.reconfigure(language[mode]?.() ?? []) : [];
       current = mode;
       const old = view.state.doc.toString();
+      if (old === source && !effects.length) return; // shown already: no update at all
       const most = Math.min(old.length, source.length);
       let head = 0;
       while (head < most && old.charCodeAt(head) === source.charCodeAt(head)) head++;

@@ -1,7 +1,9 @@
 // The hero editor's DOM (web/panels/editor.js is its controller): the input box, a skip link,
 // the status line with its timings behind a "details" toggle, the backend tabs, the tools,
 // the kernel box, and the messages for a link that was too long or text that never compiled.
-import { h } from "../lib/dom.js";
+// Every setter writes only what differs from what is shown (../lib/dom.js setText, setData,
+// setHidden): a keystroke's answer restyles and relays out only the parts that changed.
+import { h, setData, setHidden, setText } from "../lib/dom.js";
 
 /** Build the editor's elements in `root`; the backend tabs come later (setTabs). */
 export function editorView(root) {
@@ -55,15 +57,20 @@ export function editorView(root) {
     /** The status line: `kind` good|bad|wait|error, `text` for people, `more` (developer
      * timings) behind the details toggle. */
     setStatus(kind, text, more = "") {
-      status.dataset.kind = kind;
-      statusText.textContent = text;
-      timing.textContent = more;
-      details.hidden = !more;
+      setData(status, "kind", kind);
+      setText(statusText, text);
+      setText(timing, more);
+      setHidden(details, !more);
+    },
+    /** Data on the status line for tests: the column and the text of the error shown. */
+    markStatus({ column = null, expr = null } = {}) {
+      setData(status, "column", column === null ? null : String(column));
+      if (expr !== null) setData(status, "expr", expr);
     },
     /** The text with a caret under the error's column, or nothing. */
     showCaret(text, err) {
-      caret.hidden = !err;
-      caret.textContent = err ? `${text}\n${" ".repeat(Math.min(err.position, text.length))}^` : "";
+      setHidden(caret, !err);
+      setText(caret, err ? `${text}\n${" ".repeat(Math.min(err.position, text.length))}^` : "");
     },
     /** One tab per backend of the worker's catalogue ([{name, label, ...}], in order). */
     setTabs(backends) {
@@ -87,13 +94,18 @@ export function editorView(root) {
     /** Where a kernel would be: `state` ok|stale|error; with no kernel yet, the error and
      * the text it is about (a shared link that does not parse shows both, not a grey box). */
     showOutput(state, { expr = "", message = "", err = null } = {}) {
-      output.dataset.state = state;
-      staleNote.hidden = state !== "stale";
-      failure.hidden = state !== "error";
+      setData(output, "state", state);
+      setHidden(staleNote, state !== "stale");
+      setHidden(failure, state !== "error");
       if (state !== "error") return;
-      failMessage.textContent = `Nothing to show yet: ${message}`;
-      failText.textContent = err ? `${expr}\n${" ".repeat(Math.min(err.position, expr.length))}^` : expr;
-      failText.hidden = !expr;
+      setText(failMessage, `Nothing to show yet: ${message}`);
+      setText(failText, err ? `${expr}\n${" ".repeat(Math.min(err.position, expr.length))}^` : expr);
+      setHidden(failText, !expr);
+    },
+    /** Which text (`expr`) and tab (`backend`, "" for none) the kernel box shows. */
+    markOutput({ expr = null, backend = null } = {}) {
+      if (expr !== null) setData(output, "expr", expr);
+      if (backend !== null) setData(output, "backend", backend);
     },
     /** The link the page was opened with was too long (state.link), or nothing. */
     showLink(link) {

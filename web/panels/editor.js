@@ -52,7 +52,7 @@ export default {
       const tab = state.get().tab;
       const shown = kernel.good?.kernels[tab];
       if (!kernel.good) return;
-      view.output.dataset.backend = shown ? tab : ""; // which tab's kernel the box holds
+      view.markOutput({ backend: shown ? tab : "" }); // which tab's kernel the box holds
       if (shown) code.show(shown.source, backends.get(tab)?.language);
       else printer.print([tab]);
     };
@@ -168,12 +168,16 @@ function compileLoop({ call, view, input, kernel, render, printer }) {
     bus.status.set({ state: "error", error: message });
   }
 
+  // An answer is rendered in the task that brings it, all of it at once (status line, caret,
+  // kernel box, the graph when it can be patched: ./graph.js), and each part writes only what
+  // differs from what it shows; nothing reads layout between the writes. The input's error
+  // mark goes first, and only when it changes: CodeMirror then puts the caret back, which lays
+  // out what the mark changed at once; the rest is laid out once, by the frame that paints it.
   function showError(expr, e) {
     input.setError({ from: e.position, to: e.end, message: e.message });
     view.showCaret(expr, e);
     view.setStatus("bad", e.message);
-    view.status.dataset.column = String(e.column);
-    view.status.dataset.expr = expr; // which text this error is about (tests wait on it)
+    view.markStatus({ column: e.column, expr }); // the text this error is about (tests wait on it)
     view.showOutput(kernel.good ? "stale" : "error", { expr, message: e.message, err: e });
     bus.status.set({ state: "stale", error: e });
   }
@@ -181,14 +185,15 @@ function compileLoop({ call, view, input, kernel, render, printer }) {
   function showKernel(expr, answer, ms) {
     input.setError(null);
     view.showCaret(expr, null);
-    delete view.status.dataset.column;
-    // the same function as the last answer: the kernels printed for it so far still stand
-    const kept = answer.timing.same_function && kernel.good ? kernel.good.kernels : {};
+    view.markStatus({ column: null });
+    // the same function as the one shown: the kernels printed for it so far still stand
+    const same = answer.timing.same_function && bus.sameFunction(kernel.good, answer);
+    const kept = same ? kernel.good.kernels : {};
     kernel.good = { ...answer, expr, kernels: { ...kept, ...answer.kernels } };
     render();
     const rendered = performance.now();
     view.showOutput("ok");
-    view.output.dataset.expr = expr;
+    view.markOutput({ expr });
     const outs = answer.outputs.length;
     view.setStatus("good",
       `${outs} output${outs > 1 ? "s" : ""} (${answer.outputs.join(", ")}) over ` +

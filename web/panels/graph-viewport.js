@@ -6,18 +6,28 @@ const MAX_SCALE = 2.5;
 const MIN_SCALE = 0.05;
 
 /**
- * Control `svg`'s viewBox inside `box` for a drawing of `width` × `height` units whose
- * outputs sit at `outputs` ([{x, y}]). Returns {fit, zoom(factor, at?), pan(dx, dy),
- * show({x, y}), scale()}: `at` and pan deltas are in CSS pixels of the box.
+ * Control `svg`'s viewBox inside its box for a drawing of `width` × `height` units whose
+ * outputs sit at `outputs` ([{x, y}]). `boxSize()` gives the box's inner size in CSS pixels
+ * ({width, height}); the caller keeps it from a ResizeObserver, so that drawing never reads
+ * layout (a read after the drawing's writes would lay the page out twice in one frame).
+ * Returns {fit, zoom(factor, at?), pan(dx, dy), show({x, y}), scale()}: `at` and pan deltas
+ * are in CSS pixels of the box.
  */
-export function viewport(svg, box, { width, height, outputs }) {
+export function viewport(svg, boxSize, { width, height, outputs }) {
   let s = 1; // CSS px per unit
   let x = 0; // the unit at the box's left edge
   let y = 0;
-  const size = () => ({ bw: Math.max(1, box.clientWidth), bh: Math.max(1, box.clientHeight) });
+  let shown = ""; // the viewBox written last
+  const size = () => {
+    const b = boxSize();
+    return { bw: Math.max(1, b.width), bh: Math.max(1, b.height) };
+  };
   const apply = () => {
     const { bw, bh } = size();
-    svg.setAttribute("viewBox", `${x} ${y} ${bw / s} ${bh / s}`);
+    const box = `${x} ${y} ${bw / s} ${bh / s}`;
+    if (box === shown) return;
+    shown = box;
+    svg.setAttribute("viewBox", box);
     svg.dataset.scale = s.toFixed(3);
   };
   const api = {
