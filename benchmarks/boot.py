@@ -16,20 +16,22 @@ Targets (2-core machine): cold ≤ 4 s, warm ≤ 2 s.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+import harness  # noqa: E402  benchmarks/harness.py (this script's folder is on sys.path)
+
 import build  # noqa: E402
 
-CHROMIUM = os.environ.get("TANG_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM = harness.CHROMIUM
 ARGS = [
     "--no-sandbox",
     "--headless=new",
@@ -69,22 +71,13 @@ def time_to_ready(pw, url: str, profile: str, home: str, ready_js: str, value_js
         context.close()
 
 
-def build_revision(rev: str, tmp: str) -> Path:
-    """dist/ of revision ``rev`` (with _bench/), built by that revision's own build.py in a
-    git worktree that shares this clone's download cache."""
-    tree = Path(tmp) / "worktree"
-    subprocess.run(["git", "worktree", "add", "--detach", str(tree), rev], cwd=ROOT, check=True)
-    (tree / ".cache").symlink_to(ROOT / ".cache")
+def build_revision(tree: Path, tmp: str) -> Path:
+    """dist/ (with _bench/) of the revision checked out in ``tree`` (a git worktree sharing
+    this clone's download cache: harness.worktree), built by its own build.py."""
     out = Path(tmp) / "dist-against"
     command = [sys.executable, "build.py", "build", "--out", str(out), "--with-benchmarks"]
     subprocess.run(command, cwd=tree, check=True)
     return out
-
-
-def serve_dir(folder: Path) -> tuple[object, str]:
-    server = build.make_server(folder, 0)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server, f"http://127.0.0.1:{server.server_address[1]}/"
 
 
 def main() -> int:
@@ -96,14 +89,18 @@ def main() -> int:
 
     build.build(build.DIST, quiet=True, with_benchmarks=True)
     servers = []
-    with tempfile.TemporaryDirectory() as tmp, sync_playwright() as pw:
-        server, base = serve_dir(build.DIST)
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        contextlib.ExitStack() as trees,
+        sync_playwright() as pw,
+    ):
+        server, base = harness.serve(build.DIST)
         servers.append(server)
         pages = dict(PAGES)
         folders = {"tang page": build.DIST}
         if args.against:
-            other = build_revision(args.against, tmp)
-            server, other_base = serve_dir(other)
+            other = build_revision(trees.enter_context(harness.worktree(args.against)), tmp)
+            server, other_base = harness.serve(other)
             servers.append(server)
             pages[f"page at {args.against}"] = PAGES["tang page"]
             folders[f"page at {args.against}"] = other
@@ -133,8 +130,6 @@ def main() -> int:
             label: (folder / "pyodide" / "snapshot.bin").stat().st_size
             for label, folder in folders.items()
         }
-        if args.against:
-            subprocess.run(["git", "worktree", "remove", "--force", f"{tmp}/worktree"], cwd=ROOT)
     for server in servers:
         server.shutdown()
 

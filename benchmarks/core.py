@@ -23,7 +23,6 @@ import argparse
 import math
 import statistics
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -31,6 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from expressions import EXPRESSIONS
+from harness import Stopwatch, fastest_interleaved
 
 import tang
 from tang.expr.graph import collect
@@ -38,17 +38,6 @@ from tang.expr.parse import parse_graph
 from tang.physics.gravity import leapfrog_orbit
 
 INPUTS = ("x", "y", "z")
-
-
-def timings(fns: list[Callable[[], object]], repeat: int) -> list[list[float]]:
-    """Seconds of each function per run, the functions taking turns ``repeat`` times."""
-    times: list[list[float]] = [[] for _ in fns]
-    for _ in range(repeat):
-        for fn, ts in zip(fns, times, strict=True):
-            start = time.perf_counter()
-            fn()
-            ts.append(time.perf_counter() - start)
-    return times
 
 
 def sympy_expressions() -> list[object]:
@@ -92,7 +81,7 @@ def bench_expressions(repeat: int) -> None:
         return run
 
     fns = [f for t, e in zip(texts, exprs, strict=True) for f in (tang_one(t), sympy_one(e))]
-    times = timings(fns, repeat)
+    times = fastest_interleaved(fns, repeat)
     print(f"(a) parse + grad + simplify, 20 expressions (min of {repeat}):")
     print(
         f"    {'expression':<15}{'tang ms':>10}{'sympy ms':>11}{'ratio':>9}   peer: sympy diff+cse"
@@ -100,7 +89,7 @@ def bench_expressions(repeat: int) -> None:
     total_tang = total_sympy = 0.0
     ratios = []
     for i, name in enumerate(EXPRESSIONS):
-        t, s = min(times[2 * i]), min(times[2 * i + 1])
+        t, s = times[2 * i], times[2 * i + 1]
         total_tang, total_sympy = total_tang + t, total_sympy + s
         ratios.append(s / t)
         print(f"    {name:<15}{t * 1e3:10.3f}{s * 1e3:11.2f}{s / t:8.0f}×")
@@ -124,17 +113,16 @@ def tang_phases(texts: list[str], repeat: int) -> dict[str, float]:
     best: dict[str, list[float]] = {step: [math.inf] * len(texts) for step in STEPS}
     for _ in range(repeat):
         for k, text in enumerate(texts):
-            start = time.perf_counter()
+            watch = Stopwatch()
             graph = parse_graph(text, variables=INPUTS)
-            parsed = time.perf_counter()
+            parsed = watch.lap()
             gradient = tang.grad(graph)
-            graded = time.perf_counter()
+            graded = watch.lap()
             tang.simplify(gradient)
-            done = time.perf_counter()
+            simplified = watch.lap()
             del graph, gradient
             collect()
-            freed = time.perf_counter()
-            steps = (parsed - start, graded - parsed, done - graded, freed - done)
+            steps = (parsed, graded, simplified, watch.lap())
             for step, t in zip(STEPS, steps, strict=True):
                 best[step][k] = min(best[step][k], t)
     return {step: sum(ts) * 1e3 for step, ts in best.items()}
@@ -152,13 +140,13 @@ def miss(x: object, y: object, vx: object, vy: object) -> object:
 def bench_orbit(repeat: int) -> None:
     build_times, float_times, sizes = [], [], (0, 0)
     for _ in range(repeat):
-        start = time.perf_counter()
+        watch = Stopwatch()
         graph = tang.trace(miss)
         gradient = tang.grad(graph)
-        build_times.append(time.perf_counter() - start)
-        start = time.perf_counter()
+        build_times.append(watch.lap())
+        watch.restart()
         miss(1.0, 0.0, 0.0, 1.1)
-        float_times.append(time.perf_counter() - start)
+        float_times.append(watch.lap())
         sizes = (len(graph), len(gradient))
         del graph, gradient
         collect()  # free the graphs now, outside the timed part
@@ -185,11 +173,10 @@ def bench_dual(repeat: int) -> None:
         ("Dual·Dual + Dual", lambda: loop(d(0.5, 1.0), d(0.999, 0.0), d(0.001, 0.0))),
         ("Dual·float + float", lambda: loop(d(0.5, 1.0), 0.999, 0.001)),
     ]
-    times = timings([fn for _, fn in cases], repeat)
-    base = min(times[0])
+    times = fastest_interleaved([fn for _, fn in cases], repeat)
+    base = times[0]
     print(f"(c) multiply-add a = a*b + c, {n} times in a loop (min of {repeat}):")
-    for (name, _), ts in zip(cases, times, strict=True):
-        t = min(ts)
+    for (name, _), t in zip(cases, times, strict=True):
         print(f"    {name:<20}{t / n * 1e9:8.0f} ns{t / base:8.1f}×   peer: floats")
     print("    target: Dual ≤ 12× floats")
 

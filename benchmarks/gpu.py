@@ -14,12 +14,11 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from harness import ms, timed
+from harness import ms, once, runs, timed
 
 import tang.gpu as gpu
 from tang.compile import expression_plan
@@ -58,12 +57,7 @@ def main() -> int:
     # 1. latency: 64 items, dispatch + read-back, median of 50
     k = dev.kernel(TRIVIAL)
     x, y = dev.buffer([float(i) for i in range(64)]), dev.empty(64)
-    dev.run(k, [x, y, 64], 64, out=y)  # warm
-    lat = []
-    for _ in range(50):
-        t = time.perf_counter()
-        dev.run(k, [x, y, 64], 64, out=y)
-        lat.append(time.perf_counter() - t)
+    _, lat = runs(lambda: dev.run(k, [x, y, 64], 64, out=y), 50)  # the first call warms up
     lat.sort()
     print(
         f"\ntrivial kernel, 64 items: dispatch + read-back median of 50 = {ms(lat[25]).strip()}"
@@ -90,9 +84,7 @@ def main() -> int:
             _, numpy_t = timed(
                 lambda p=p, cols=cols: evaluate_numpy(p.outputs, cols), max(1, args.repeat // 2)
             )
-        t = time.perf_counter()
-        cpu = evaluate(p, pts, device="cpu")
-        python_t = time.perf_counter() - t
+        python_t, cpu = once(lambda p=p, pts=pts: evaluate(p, pts, device="cpu"))
         on_gpu = evaluate(p, pts, device=dev)
         agree = abs(on_gpu.checksum() - cpu.checksum()) <= 1e-4 * max(1.0, abs(cpu.checksum()))
         numpy_cell = ms(numpy_t) if np is not None else f"{'(no numpy)':>12}"

@@ -1,5 +1,6 @@
-"""Helpers shared by the benchmark scripts: a first-call/median timer, and the built site served
-on localhost and opened in headless Chromium that may reach nothing else.
+"""Helpers shared by the benchmark scripts: every timing goes through them (one call, the first
+call apart from the rest, contenders taking turns, the phases of one run), and the built site
+served on localhost and opened in headless Chromium that may reach nothing else.
 
 Each script runs as ``python benchmarks/X.py``, which puts this folder on ``sys.path``, so they
 ``import harness``; the page helpers need the repository root on ``sys.path`` (for ``build``),
@@ -16,49 +17,99 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 CHROMIUM = os.environ.get("TANG_CHROMIUM", "/usr/bin/chromium")
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _runs(fn: Callable[[], object], repeat: int) -> tuple[float, list[float]]:
-    """(first call, the next ``repeat`` calls) in seconds."""
-    t = time.perf_counter()
-    fn()
-    first = time.perf_counter() - t
-    runs = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        runs.append(time.perf_counter() - t)
-    return first, runs
+T = TypeVar("T")
+
+
+def once(fn: Callable[[], T]) -> tuple[float, T]:
+    """(seconds, result) of one call of ``fn``: work too long to repeat, or the part of a run
+    that counts (the setup before it not timed)."""
+    start = time.perf_counter()
+    result = fn()
+    return time.perf_counter() - start, result
+
+
+def runs(fn: Callable[[], object], repeat: int) -> tuple[float, list[float]]:
+    """(first call, each of the next ``repeat`` calls) in seconds: the first call (compiling,
+    paging in, filling caches) timed apart."""
+    first, _ = once(fn)
+    return first, [once(fn)[0] for _ in range(repeat)]
 
 
 def timed(fn: Callable[[], object], repeat: int) -> tuple[float, float]:
     """(first call, median of the next ``repeat`` calls) in seconds."""
-    first, runs = _runs(fn, repeat)
-    return first, statistics.median(runs)
+    first, times = runs(fn, repeat)
+    return first, statistics.median(times)
 
 
 def fastest(fn: Callable[[], object], repeat: int) -> tuple[float, float]:
     """(first call, fastest of the next ``repeat`` calls) in seconds: on a shared machine
     load only adds time, so the fastest run is the steadiest estimate of the work."""
-    first, runs = _runs(fn, repeat)
-    return first, min(runs)
+    first, times = runs(fn, repeat)
+    return first, min(times)
+
+
+def _interleaved(fns: list[Callable[[], object]], repeat: int) -> list[list[float]]:
+    """Each function's seconds per run, the functions taking turns ``repeat`` times."""
+    times: list[list[float]] = [[] for _ in fns]
+    for _ in range(repeat):
+        for fn, ts in zip(fns, times, strict=True):
+            ts.append(once(fn)[0])
+    return times
 
 
 def fastest_interleaved(fns: list[Callable[[], object]], repeat: int) -> list[float]:
     """The fastest of ``repeat`` runs of each function, the functions taking turns so that a
     busy machine slows each alike (for ratios between them)."""
-    best = [float("inf")] * len(fns)
+    return [min(ts, default=float("inf")) for ts in _interleaved(fns, repeat)]
+
+
+def median_interleaved(fns: list[Callable[[], object]], repeat: int) -> list[float]:
+    """The median of ``repeat`` runs of each function, the functions taking turns."""
+    return [statistics.median(ts) for ts in _interleaved(fns, repeat)]
+
+
+def fastest_reported(
+    contenders: dict[str, Callable[[], tuple[float, T]]], repeat: int
+) -> tuple[dict[str, float], dict[str, T]]:
+    """For contenders that time themselves (``(seconds, result)``: a part of each call, such
+    as training without building the model): each one's fastest seconds over ``repeat`` runs
+    and its last result, the contenders taking turns."""
+    best: dict[str, float] = {}
+    last: dict[str, T] = {}
     for _ in range(repeat):
-        for k, fn in enumerate(fns):
-            start = time.perf_counter()
-            fn()
-            best[k] = min(best[k], time.perf_counter() - start)
-    return best
+        for name, run in contenders.items():
+            seconds, last[name] = run()
+            best[name] = min(best.get(name, float("inf")), seconds)
+    return best, last
+
+
+class Stopwatch:
+    """The phases of one run, timed in turn: ``lap()`` ends the phase begun at the previous
+    lap (or at ``restart``, or at creation) and returns its seconds."""
+
+    def __init__(self) -> None:
+        self.restart()
+
+    def restart(self) -> None:
+        """Start the next phase now (what ran since the last lap is not counted)."""
+        self._mark = time.perf_counter()
+
+    def lap(self) -> float:
+        """Seconds of the phase that ends now; the next one starts at once."""
+        now = time.perf_counter()
+        seconds, self._mark = now - self._mark, now
+        return seconds
+
+    def elapsed(self) -> float:
+        """Seconds of the phase so far, without ending it (for a deadline)."""
+        return time.perf_counter() - self._mark
 
 
 def ms(seconds: float) -> str:

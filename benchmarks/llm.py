@@ -21,12 +21,12 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import roofline
+from harness import once
 
 import tang.gpu as gpu
 from tang.io import gguf
@@ -135,11 +135,10 @@ def main() -> int:
     rows = []
     desktop: dict[str, dict] = {}
     for kind in args.device.split(","):
-        start = time.perf_counter()
-        f = tang_figures(path, kind, ids, echo, args.tokens)
+        seconds, f = once(lambda kind=kind: tang_figures(path, kind, ids, echo, args.tokens))
         rows.append((f"tang {kind}", f["prefill_tok_s"], f["decode_tok_s"]))
         desktop[kind] = f
-        print(f"\ntang on {f['device']} ({time.perf_counter() - start:.0f} s):")
+        print(f"\ntang on {f['device']} ({seconds:.0f} s):")
         print(
             f"  copy bandwidth {f['copy_gbs']:.1f} GB/s; weights read per decode token "
             f"{f['weight_mb']:.0f} MB ({f['weights']}) -> speed of light "

@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
-import threading
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -24,6 +23,7 @@ CARD = "#panel-llm .panel-body"
 
 def page_figures(adapters: list[str], prompt: str, tokens: int) -> dict[str, dict | str]:
     """Per adapter ("lavapipe", "swiftshader"): the card's figures, or why there are none."""
+    import harness
     from conftest import ADAPTERS, BASE_ARGS, TangPage
     from playwright.sync_api import sync_playwright
 
@@ -32,16 +32,14 @@ def page_figures(adapters: list[str], prompt: str, tokens: int) -> dict[str, dic
     out: dict[str, dict | str] = {}
     with tempfile.TemporaryDirectory() as tmp:
         build.build(Path(tmp) / "site", quiet=True)
-        server = build.make_server(Path(tmp) / "site", 0)
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        url = f"http://127.0.0.1:{server.server_address[1]}/"
+        server, url = harness.serve(Path(tmp) / "site")
         try:
             with sync_playwright() as pw:
                 for name in adapters:
                     args, env = ADAPTERS[name]
                     context = pw.chromium.launch_persistent_context(
                         str(Path(tmp) / f"profile-{name}"),
-                        executable_path=os.environ.get("TANG_CHROMIUM", "/usr/bin/chromium"),
+                        executable_path=harness.CHROMIUM,
                         headless=True,
                         args=[*BASE_ARGS, *args],
                         env={**os.environ, **(env or {})},

@@ -23,11 +23,11 @@ import inspect
 import json
 import os
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from harness import Stopwatch, fastest
 
 Prompt = str | list[dict]
 
@@ -147,11 +147,11 @@ def transformers_reference(
             ids = prompt_ids(tokenizer, prompt)
             tokens: list[int] = []
             rows: list[np.ndarray] = []
-            t0 = time.perf_counter()
+            watch = Stopwatch()
             out = model(torch.tensor([ids]), use_cache=True, **keep)
             row = out.logits[0, -1].float()
             tok = int(torch.argmax(row))
-            t1 = time.perf_counter()
+            prefill_s = watch.lap()
             past = getattr(out, cache_kw)
             tokens.append(tok)
             if keep_logits:
@@ -164,7 +164,7 @@ def transformers_reference(
                 tokens.append(tok)
                 if keep_logits:
                     rows.append(row.numpy().copy())
-            t2 = time.perf_counter()
+            decode_s = watch.lap()
             results.append(
                 {
                     "prompt": prompt,
@@ -175,10 +175,10 @@ def transformers_reference(
                     "text": tokenizer.decode(tokens),
                     "eos_id": eos,
                     "eos_steps": [i for i, t in enumerate(tokens) if t == eos],
-                    "prefill_s": t1 - t0,
-                    "prefill_tok_s": len(ids) / (t1 - t0),
-                    "decode_s": t2 - t1,
-                    "decode_tok_s": (n - 1) / (t2 - t1) if n > 1 else float("nan"),
+                    "prefill_s": prefill_s,
+                    "prefill_tok_s": len(ids) / prefill_s,
+                    "decode_s": decode_s,
+                    "decode_tok_s": (n - 1) / decode_s if n > 1 else float("nan"),
                     "threads": torch.get_num_threads(),
                 }
             )
@@ -241,11 +241,11 @@ def llamacpp_speed(
 
     tokens: list[int] = []
     rows: list[np.ndarray] = []
-    t0 = time.perf_counter()
+    watch = Stopwatch()
     llm.eval(ids)
     row = last_row()
     tok = int(np.argmax(row))
-    t1 = time.perf_counter()
+    prefill_s = watch.lap()
     tokens.append(tok)
     if keep_logits:
         rows.append(row.copy())
@@ -256,7 +256,7 @@ def llamacpp_speed(
         tokens.append(tok)
         if keep_logits:
             rows.append(row.copy())
-    t2 = time.perf_counter()
+    decode_s = watch.lap()
     perf = llama_cpp.llama_perf_context(llm.ctx)
     eos = llm.token_eos()
     return {
@@ -265,10 +265,10 @@ def llamacpp_speed(
         "text": llm.detokenize(tokens, special=True).decode("utf-8", "replace"),
         "logits": np.stack(rows).astype(np.float32) if keep_logits else None,
         "eos_steps": [i for i, t in enumerate(tokens) if t == eos],
-        "prefill_s": t1 - t0,
-        "prefill_tok_s": len(ids) / (t1 - t0),
-        "decode_s": t2 - t1,
-        "decode_tok_s": (n - 1) / (t2 - t1) if n > 1 else float("nan"),
+        "prefill_s": prefill_s,
+        "prefill_tok_s": len(ids) / prefill_s,
+        "decode_s": decode_s,
+        "decode_tok_s": (n - 1) / decode_s if n > 1 else float("nan"),
         "perf": {
             "t_p_eval_ms": perf.t_p_eval_ms,
             "n_p_eval": perf.n_p_eval,
@@ -295,12 +295,7 @@ def copy_bandwidth(mbytes: int = 256, repeats: int = 5) -> float:
     n = mbytes * 1_000_000 // 4
     src = np.ones(n, dtype=np.float32)
     dst = np.empty_like(src)
-    np.copyto(dst, src)
-    best = float("inf")
-    for _ in range(repeats):
-        t = time.perf_counter()
-        np.copyto(dst, src)
-        best = min(best, time.perf_counter() - t)
+    _, best = fastest(lambda: np.copyto(dst, src), repeats)  # the first call pages dst in
     return 2 * src.nbytes / best / 1e9
 
 

@@ -15,15 +15,14 @@ the target is tang ≥ 50× faster than ccode alone, per backend printed.
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from expressions import EXPRESSIONS
+from harness import median_interleaved
 
 from tang.expr.grad import gradient
 from tang.expr.parse import parse_graph
@@ -31,18 +30,6 @@ from tang.expr.sympy import to_sympy
 from tang.lower import BACKENDS, schedule
 
 INPUTS = ("x", "y", "z")
-
-
-def median_times(fns: list, repeat: int) -> list[float]:
-    """Median seconds of each function, run in turn ``repeat`` times (interleaved, so a
-    busy machine slows every contender alike)."""
-    times: list[list[float]] = [[] for _ in fns]
-    for _ in range(repeat):
-        for fn, ts in zip(fns, times):
-            t = time.perf_counter()
-            fn()
-            ts.append(time.perf_counter() - t)
-    return [statistics.median(ts) for ts in times]
 
 
 def main() -> None:
@@ -78,7 +65,9 @@ def main() -> None:
             for e in reduced:
                 sympy.ccode(e)
 
-    tang_s, ccode_s, cse_s = median_times([tang_all, sympy_ccode, sympy_cse_ccode], args.repeat)
+    tang_s, ccode_s, cse_s = median_interleaved(
+        [tang_all, sympy_ccode, sympy_cse_ccode], args.repeat
+    )
     per_backend = tang_s / len(BACKENDS)
     nodes = sum(len(g) for g in graphs)
     print(f"{len(graphs)} expressions, value + gradient in x, y, z: {nodes} graph nodes")

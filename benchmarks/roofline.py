@@ -14,11 +14,12 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from harness import fastest
 
 import tang.gpu as gpu
 from tang.gpu.bandwidth import WGSL_COPY
@@ -113,13 +114,8 @@ class Peak:
 
 
 def _best(fn, repeat: int) -> float:
-    fn()  # compile, page in
-    runs = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        runs.append(time.perf_counter() - t)
-    return min(runs)
+    """Fastest of ``repeat`` runs of ``fn``, after a first one that compiles and pages in."""
+    return fastest(fn, repeat)[1]
 
 
 def _c_peak(dev, repeat: int) -> Peak:

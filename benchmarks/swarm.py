@@ -32,7 +32,6 @@ import argparse
 import math
 import os
 import sys
-import time
 from pathlib import Path
 
 os.environ.setdefault("VK_ICD_FILENAMES", "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json")
@@ -42,7 +41,7 @@ sys.path.append(str(Path(__file__).resolve().parent))  # harness (already there 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # before it: demos/ is the
 # package, not benchmarks/demos.py
 
-from harness import fastest, fastest_interleaved
+from harness import Stopwatch, fastest, fastest_interleaved, once
 
 import tang.gpu as gpu
 from demos import orbit
@@ -172,17 +171,15 @@ def throughput(n: int, repeat: int, dual_shots: int) -> None:
         def run(dev=dev):
             return evaluate(plan, points, device=dev)
 
-        start = time.perf_counter()
-        run()
-        contenders.append((f"{label} ({dev.name})", run, time.perf_counter() - start))
+        first, _ = once(run)
+        contenders.append((f"{label} ({dev.name})", run, first))
     jax_run = jax_swarm()
     if jax_run is None:
         print("    JAX: not importable here (pip install jax): no JAX figure")
     else:
         fn, name = jax_run
-        start = time.perf_counter()
-        values = fn(speeds, headings)
-        contenders.append((name, lambda: fn(speeds, headings), time.perf_counter() - start))
+        first, values = once(lambda: fn(speeds, headings))
+        contenders.append((name, lambda: fn(speeds, headings), first))
         check = [0, n // 3, n // 2]  # JAX's physics is tang's: the same numbers, to f32
         worst = 0.0
         for i in check:
@@ -234,9 +231,9 @@ def compile_cost(outputs: list, dev: gpu.Device, tag: str) -> tuple[float, float
     """(lower seconds, compile seconds on ``dev``, WGSL lines) of a cold compile. Lavapipe
     builds the machine code at the first dispatch, not when the pipeline is made: compile =
     making the kernel + a first one-shot dispatch − a second one (the run itself)."""
-    start = time.perf_counter()
+    clock = Stopwatch()
     printed = lower(outputs, ["speed", "heading"], "wgsl", name="f")
-    lowered = time.perf_counter()
+    lowering = clock.lap()
     kernel = dev.kernel(printed.source + f"\n// {tag}\n")  # fresh text: the cache misses
     src, dst = dev.buffer([1.0, 1.0]), dev.empty(len(outputs))
 
@@ -244,11 +241,11 @@ def compile_cost(outputs: list, dev: gpu.Device, tag: str) -> tuple[float, float
         dev.run(kernel, [1, src, dst], 1, out=dst)
 
     shoot_one()
-    compiled = time.perf_counter()
+    compiling = clock.lap()
     _, again = fastest(shoot_one, 1)
     src.release()
     dst.release()
-    return lowered - start, compiled - lowered - again, len(printed.source.splitlines())
+    return lowering, compiling - again, len(printed.source.splitlines())
 
 
 def compile_times(unrolled_steps: list[int]) -> None:
@@ -258,22 +255,20 @@ def compile_times(unrolled_steps: list[int]) -> None:
         return
     compile_cost([var("speed") + var("heading")], dev, "warm-up")  # the device's first
     rows = []  # kernel pays for starting the compiler: not counted against either
-    start = time.perf_counter()
-    loop = orbit.swarm_outputs(
-        pad=orbit.PAD,
-        target=orbit.TARGET,
-        bodies=orbit.BODIES,
-        steps=orbit.STEPS,
-        dt=orbit.DT,
-        speed_unit=orbit.SPEED_UNIT,
+    traced, loop = once(
+        lambda: orbit.swarm_outputs(
+            pad=orbit.PAD,
+            target=orbit.TARGET,
+            bodies=orbit.BODIES,
+            steps=orbit.STEPS,
+            dt=orbit.DT,
+            speed_unit=orbit.SPEED_UNIT,
+        )
     )
-    traced = time.perf_counter() - start
     low, comp, lines = compile_cost(loop, dev, "loop")
     rows.append((f"loop, {orbit.STEPS:,} steps", count_nodes(loop), traced, low, comp, lines))
     for steps in unrolled_steps:
-        start = time.perf_counter()
-        outs = unrolled_outputs(steps)
-        traced = time.perf_counter() - start
+        traced, outs = once(lambda steps=steps: unrolled_outputs(steps))
         low, comp, lines = compile_cost(outs, dev, f"unrolled {steps}")
         rows.append((f"unrolled, {steps:,} steps", count_nodes(outs), traced, low, comp, lines))
     head = f"    {'kernel':22}  {'nodes':>8}  {'lines':>7}  {'trace':>8}  {'lower':>8}"

@@ -34,7 +34,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -43,7 +42,7 @@ import harness
 import numpy as np
 import roofline
 from harness import fastest as timed
-from harness import ms
+from harness import ms, once
 
 import tang.gpu as gpu
 from tang import tensor as T
@@ -320,10 +319,12 @@ def block(
         return
     spent = []
     for s in fn.steps:  # each kernel alone, waited for by reading its buffer
-        t = time.perf_counter()
-        dev.dispatch(s.kernel, [fn.buffers[b] for b in s.buffers], s.items)
-        dev.read(fn.buffers[s.name])
-        spent.append((time.perf_counter() - t, s.name, both[s.name].reduce))
+
+        def alone(s=s) -> None:
+            dev.dispatch(s.kernel, [fn.buffers[b] for b in s.buffers], s.items)
+            dev.read(fn.buffers[s.name])
+
+        spent.append((once(alone)[0], s.name, both[s.name].reduce))
     spent.sort(reverse=True)
     total = sum(t for t, _, _ in spent)
     for t, name, reduce in spent[:3]:
@@ -348,12 +349,8 @@ def poet_epoch(dev, repeat: int, epochs: int = 1) -> None:
     if "numpy" in train.nn.available_backends():
         contenders["eager numpy"] = lambda: train.train_tang("numpy", epochs)
     print(f"\nQuantum Poet, {epochs} epoch(s) x {repeat} runs: seconds per epoch")
-    best: dict[str, float] = {}
-    losses: dict[str, list[float]] = {}
-    for _ in range(repeat):
-        for name, run in contenders.items():
-            seconds, losses[name] = run()
-            best[name] = min(best.get(name, float("inf")), seconds / epochs)
+    best, losses = harness.fastest_reported(contenders, repeat)
+    best = {name: seconds / epochs for name, seconds in best.items()}
     device_s = best["compiled on the device"]
     for name, seconds in best.items():
         ratio = f"{seconds / device_s:6.2f}x the device's time" if seconds != device_s else ""

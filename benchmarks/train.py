@@ -1,4 +1,4 @@
-"""Training speed of the Quantum Poet (demos/quantum_poet.py): seconds per epoch on tang.nn's
+"""Training speed of the Quantum Poet (demos/poet_model.py): seconds per epoch on tang.nn's
 pure-Python and numpy paths, next to PyTorch CPU on the same model, the same starting weights
 and the same batches, measured in the same run. Targets: numpy faster than PyTorch CPU; pure
 Python ≤ 1.5 s per epoch in CPython.
@@ -38,16 +38,14 @@ sys.path.insert(0, str(ROOT))
 import harness  # noqa: E402  benchmarks/harness.py (this script's folder is on sys.path)
 
 import tang.nn as nn  # noqa: E402
-from demos import quantum_poet as poet  # noqa: E402
+from demos import poet_model as poet  # noqa: E402
 
 
 def train_tang(backend: str, epochs: int) -> tuple[float, list[float]]:
     """Seconds for ``epochs`` epochs on a tang.nn path (building the model not counted)."""
     trainer, loader = poet.build_and_train(0, backend)
     trainer.epochs(epochs)
-    start = time.perf_counter()
-    losses = trainer.fit(loader)
-    return time.perf_counter() - start, losses
+    return harness.once(lambda: trainer.fit(loader))
 
 
 def compiled_device():
@@ -70,12 +68,11 @@ def train_compiled(device, epochs: int) -> tuple[float, list[float]]:
     is timed apart (a kernel already built for the device is reused)."""
     trainer, loader = poet.build_and_train(0, "numpy")
     compiled = nn.compile_training(trainer.model, trainer.optimizer, nn.cross_entropy, device)
-    start = time.perf_counter()
+    watch = harness.Stopwatch()
     compiled.build(loader.batch(0, 0))
-    COMPILE_SECONDS.append(time.perf_counter() - start)
-    start = time.perf_counter()
+    COMPILE_SECONDS.append(watch.lap())
     losses = compiled.fit(loader, epochs)
-    return time.perf_counter() - start, losses
+    return watch.lap(), losses
 
 
 def train_torch(epochs: int) -> tuple[float, list[float]]:
@@ -97,19 +94,22 @@ def train_torch(epochs: int) -> tuple[float, list[float]]:
     orders = [
         [torch.tensor(loader.indices(e, i)) for i in range(len(loader))] for e in range(epochs)
     ]
-    start = time.perf_counter()
-    losses = []
-    for epoch in range(epochs):
-        total = 0.0
-        for index in orders[epoch]:
-            x = torch.nn.functional.one_hot(windows[index], 30).reshape(len(index), 240)
-            loss = torch.nn.functional.cross_entropy(model(x.double()), targets[index])
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-            total += loss.item() * len(index)
-        losses.append(total / len(loader.dataset))
-    return time.perf_counter() - start, losses
+
+    def fit() -> list[float]:
+        losses = []
+        for epoch in range(epochs):
+            total = 0.0
+            for index in orders[epoch]:
+                x = torch.nn.functional.one_hot(windows[index], 30).reshape(len(index), 240)
+                loss = torch.nn.functional.cross_entropy(model(x.double()), targets[index])
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+                total += loss.item() * len(index)
+            losses.append(total / len(loader.dataset))
+        return losses
+
+    return harness.once(fit)
 
 
 def time_in_tab(limit_s: float) -> None:
@@ -133,17 +133,17 @@ def time_in_tab(limit_s: float) -> None:
             "s => document.querySelector(s)?.dataset.state === 'idle'", arg=sel, timeout=120_000
         )
         page.locator(f"{sel} .poet-train").click()
-        start = time.monotonic()
+        watch = harness.Stopwatch()
         marks: dict[int, float] = {}
-        while time.monotonic() - start < limit_s:
+        while watch.elapsed() < limit_s:
             d = page.evaluate("s => ({...document.querySelector(s).dataset})", sel)
             epoch = int(d.get("epoch") or 0)
             if epoch and epoch not in marks:
-                marks[epoch] = time.monotonic() - start
+                marks[epoch] = watch.elapsed()
             if d.get("epochLoss") and float(d["epochLoss"]) < 0.1:
                 break
             time.sleep(0.25)
-        elapsed = time.monotonic() - start
+        elapsed = watch.elapsed()
         d = page.evaluate("s => ({...document.querySelector(s).dataset})", sel)
         loss = float(d["epochLoss"]) if d.get("epochLoss") else float("nan")
         per_epoch = marks[max(marks)] / max(marks) if marks else float("nan")
@@ -190,12 +190,8 @@ def main() -> int:
     print(f"Quantum Poet: 21,534 parameters, {len(poet.windows())} windows, batch 32, Adam; "
           f"{args.epochs} epochs x {args.repeat} runs, {os.cpu_count()} CPU cores; "
           f"{torch_note}")  # fmt: skip
-    best: dict[str, float] = {}
-    losses: dict[str, list[float]] = {}
-    for _ in range(args.repeat):
-        for name, run in contenders.items():
-            seconds, losses[name] = run()
-            best[name] = min(best.get(name, float("inf")), seconds / args.epochs)
+    best, losses = harness.fastest_reported(contenders, args.repeat)
+    best = {name: seconds / args.epochs for name, seconds in best.items()}
     print(f"\n{'':20}{'s / epoch':>12}  epoch losses")
     for name, s in best.items():
         print(f"{name:20}{s:12.4f}  {' '.join(f'{v:.6f}' for v in losses[name])}")

@@ -28,7 +28,8 @@ from tang.expr import ops
 from tang.expr.graph import Graph, Node, topo_order
 from tang.expr.text import literal
 from tang.expr.trace import REPLAY
-from tang.gpu.batch import Plan, evaluate, evaluate_async
+from tang.gpu.batch import evaluate, evaluate_async
+from tang.lower.plan import Plan
 
 MAX_STEPS = 80  # rows a figure may show: beyond that a table stops explaining anything
 MAX_GRID = 1 << 22  # points along one axis for "Run it"

@@ -316,7 +316,7 @@ Points = tuple[list[float], list[float]]  # speeds, headings (radians)
 def swarm_plan() -> Any:
     """The swarm kernel's plan: ``[miss, d_speed, d_heading]`` over ``(speed, heading)``
     (speed in SPEED_UNIT, heading in radians), one loop node of O(one step) nodes."""
-    from tang.gpu.batch import plan
+    from tang.lower.plan import plan
 
     outputs = swarm_outputs(
         pad=PAD, target=TARGET, bodies=BODIES, steps=STEPS, dt=DT, speed_unit=SPEED_UNIT

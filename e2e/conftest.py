@@ -47,6 +47,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import build  # noqa: E402  (stdlib-only module at the repository root)
+from tests.skips import register  # noqa: E402  (strict skips: a skip here fails a strict run)
 
 CHROMIUM = os.environ.get("TANG_CHROMIUM", "/usr/bin/chromium")
 LAVAPIPE_ICD = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json"
@@ -80,6 +81,10 @@ LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1", "[::1]"}
 
 
 E2E = Path(__file__).resolve().parent
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    register(config)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

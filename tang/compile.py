@@ -21,9 +21,9 @@ from .expr.graph import Graph, Node, as_node, topo_order
 from .expr.parse import DEFAULT_VARIABLES, parse_declaration
 from .expr.simplify import simplify
 from .expr.trace import trace
-from .gpu.batch import Plan
 from .lower import BACKENDS, Lowered, Program, schedule
 from .lower.base import check_name, identifiers
+from .lower.plan import Plan
 
 VALUE = "f"  # the name of a compiled function's value, unless its text declares another
 

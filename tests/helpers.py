@@ -1,6 +1,5 @@
-"""Helpers several test modules share: a demo's command line run as a real subprocess (and the
-check of its one-line usage error), and the wgpu-py device (Mesa lavapipe here) that the device
-tests run on, or a skip saying why."""
+"""Helpers several test modules share: a demo's command line run as a real subprocess, and the
+check of its one-line usage error. (Devices: tests/conftest.py's fixtures, tests/skips.py.)"""
 
 from __future__ import annotations
 
@@ -8,12 +7,6 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
-
-import pytest
-from toolchains import LAVAPIPE
-
-import tang.gpu as gpu
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -41,16 +34,3 @@ def assert_usage_error(run: subprocess.CompletedProcess[str], fragment: str) -> 
     lines = run.stderr.splitlines()
     assert len(lines) == 1, run.stderr
     assert fragment in lines[0], f"{fragment!r} not in {lines[0]!r}"
-
-
-def open_native_device() -> Any:
-    """A fresh wgpu-py ``NativeDevice`` (lavapipe unless the environment names another ICD),
-    or skip the calling test, giving the reason there is none."""
-    os.environ.setdefault("VK_ICD_FILENAMES", LAVAPIPE)
-    os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
-    try:
-        from tang.gpu.native import NativeDevice
-
-        return NativeDevice.open()
-    except (gpu.NoDeviceError, ImportError) as exc:
-        pytest.skip(f"no wgpu-py device here (these tests use Mesa lavapipe): {exc}")

@@ -68,11 +68,8 @@ def test_a_printed_kernel_carries_the_bindings_its_text_declares():
 
 
 @pytest.mark.toolchain  # opens a wgpu-py device
-def test_gpu_runs_a_compiled_kernel_by_its_carried_layout():
-    try:
-        dev = gpu.device("native")
-    except gpu.NoDeviceError as exc:
-        pytest.skip(f"no native GPU device here: {exc}")
+def test_gpu_runs_a_compiled_kernel_by_its_carried_layout(native_device):
+    dev = native_device
     assert dev.printer == "wgsl" and gpu.CPUDevice().printer == "python"
     kernel = compile_function(TEXT).kernel(dev.printer)
     compiled = dev.kernel(kernel)

@@ -19,6 +19,7 @@ from tang.expr.grad import gradient
 from tang.expr.ops import HALF_PI
 from tang.lower import BACKENDS, lower
 from tang.lower.base import to_f32
+from tests.skips import skip_missing_tool
 
 X = g.var("x")
 # every 37th point of a grid over [-1e4, 1e4], and the ends, zero and multiples of π/2
@@ -64,7 +65,7 @@ def test_sin_of_a_shifted_argument_loses_accuracy_in_f32():
 def test_cos_and_its_derivative_run_to_f32_accuracy_up_to_1e4(backend):
     missing = tc.missing_tool(backend)
     if missing:
-        pytest.skip(f"{missing} is not available on this machine")
+        skip_missing_tool(missing, f"{missing} is not available on this machine")
     grad = gradient(tang.Graph(["x"], [tang.cos(X)]))
     printer = BACKENDS[backend]
     for dtype in printer.dtypes:

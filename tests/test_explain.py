@@ -13,6 +13,7 @@ import tang
 from demos import api
 from demos.explain import grid_points
 from tang.lower import BACKENDS
+from tests.skips import skip_missing
 
 
 def call(method, **params):
@@ -139,7 +140,7 @@ def test_run_slice_on_the_best_device_is_checked_against_the_cpu():
     )  # w: not an input, ignored
     if out["device"] == "cpu":
         assert out["check"] is None
-        pytest.skip(f"no GPU device on this machine: {out['report']}")
+        skip_missing("adapter", "a GPU or C device", f"no GPU device here: {out['report']}")
     check = out["check"]
     assert check["verdict"] == "matches" and check["nonfinite_mismatch"] == 0
     assert check["outside"] == 0 and check["points"] == 2 * 4096

@@ -9,13 +9,11 @@ import pytest
 
 import tang.gpu as gpu
 from tang.gpu.native_c import CDevice, CKernel, cache_dir, find_compiler
+from tests.skips import skip_missing
 
-# building and running C needs a compiler; without one, the refusal is what is tested (below)
-# and the same graphs run on the CPU device (tests/test_tensor_run.py)
-needs_cc = pytest.mark.skipif(
-    find_compiler() is None,
-    reason="no C compiler here: the refusal is tested below, the work on the CPU device",
-)
+# building and running C needs a compiler (the c_device fixture skips, saying so, without
+# one); the refusal is tested below either way
+needs_cc = pytest.mark.usefixtures("c_device")
 
 SCALE = """
 #include <stddef.h>
@@ -79,7 +77,7 @@ def test_a_software_adapter_gives_way_to_compiled_c() -> None:
     skipped = list(dev.skipped)  # before device("native") tells the same device its own
     native = gpu.device("native")
     if native.kind != "native":
-        pytest.skip(f"no wgpu-py adapter here ({native.skipped}): nothing to give way")
+        skip_missing("adapter", "wgpu-py", f"none here ({native.skipped}): nothing gives way")
     if gpu.software(native) and find_compiler():
         assert dev.kind == "c"
         assert ("wgpu-py", f"{native.name} is a software adapter") in skipped

@@ -12,8 +12,9 @@ import pytest
 import tang.gpu as gpu
 from tang.compile import with_gradient
 from tang.expr.parse import parse_graph
-from tang.gpu.batch import evaluate, plan, sample_points
+from tang.gpu.batch import evaluate, sample_points
 from tang.gpu.native import NativeDevice
+from tang.lower.plan import plan
 
 np = pytest.importorskip("numpy", reason="numpy is the f64 oracle for 2^20-point checks")
 from tang.gpu.numpy_eval import evaluate_numpy  # noqa: E402
@@ -77,12 +78,9 @@ def assert_close(got, ref, what, scale=None):
     )
 
 
-@pytest.fixture(scope="module")
-def native():
-    try:
-        return NativeDevice.open()  # its own: other tests release the shared one
-    except gpu.NoDeviceError as exc:
-        pytest.skip(f"no native GPU device here: {exc}")
+@pytest.fixture
+def native(native_device):
+    return native_device  # not tang.gpu's shared one, which other tests release
 
 
 @pytest.fixture(scope="module")
@@ -206,7 +204,7 @@ def test_over_the_binding_limit_falls_back_to_the_cpu(native):
 
 
 @pytest.mark.toolchain
-def test_lost_device_falls_back_to_the_cpu():
+def test_lost_device_falls_back_to_the_cpu(native_device):
     g = parse_graph("x - y", variables=("x", "y"))
     pts = sample_points(g.inputs, 100)
     dev = NativeDevice.open()

@@ -17,13 +17,9 @@ from tang.gpu.native import NativeDevice
 pytestmark = pytest.mark.toolchain
 
 
-@pytest.fixture(scope="module")
-def dev():
-    try:
-        d = NativeDevice.open()  # its own: other tests release the shared one
-    except gpu.NoDeviceError as exc:
-        pytest.skip(f"no native GPU device here: {exc}")
-    return d
+@pytest.fixture
+def dev(native_device):
+    return native_device  # not tang.gpu's shared one, which other tests release
 
 
 def test_device_reports_its_adapter(dev):
@@ -231,7 +227,7 @@ def test_buffer_over_the_size_limit_fails_before_allocating(dev):
         dev.empty(dev.limits.max_buffer_size // 4 + 1)
 
 
-def test_lost_device_is_an_error_and_a_new_device_works():
+def test_lost_device_is_an_error_and_a_new_device_works(native_device):
     d = gpu.device("native", fallback=False, fresh=True)
     k = d.kernel(elementwise("x0[i] + 1.0"))
     x, y = d.buffer([1.0]), d.empty(1)

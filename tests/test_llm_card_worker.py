@@ -14,13 +14,11 @@ import pytest
 
 from demos import api, llm_card
 from demos.common import session_state
-from tang.gpu.native_c import find_compiler
 from tang.io import gguf
 from tang.llm.engine import Llama
 from tang.llm.generate import generate
 from tang.llm.sampling import Sampling
 from tang.llm.tokenizer import Tokenizer
-from tests.helpers import open_native_device
 
 pytestmark = pytest.mark.toolchain
 
@@ -56,8 +54,8 @@ def loader_for(data: bytes, size: int, sha: str, device=None) -> llm_card.Loader
     return llm_card.Loader(chunks(data), size=size, sha256=sha, device=device, source="network")
 
 
-def test_the_loader_reads_checks_uploads_compiles_and_measures(file_bytes) -> None:
-    dev = open_native_device()
+def test_the_loader_reads_checks_uploads_compiles_and_measures(file_bytes, open_device) -> None:
+    dev = open_device("native")
     sha = hashlib.sha256(file_bytes).hexdigest()
     loader = loader_for(file_bytes, len(file_bytes), sha, dev)
     assert run_loader(loader) == list(llm_card.STAGES)
@@ -99,9 +97,7 @@ def test_the_loader_refuses_a_file_that_is_not_gguf() -> None:
 
 
 @pytest.fixture(scope="module")
-def c_model(smollm2_gguf):
-    if find_compiler() is None:
-        pytest.skip("no C compiler here: the card's decoding is checked on lavapipe in e2e")
+def c_model(smollm2_gguf, c_device):
     f = gguf.read(smollm2_gguf)
     model = Llama.from_gguf(f, "c", capacity=128)
     yield model, Tokenizer.from_gguf(f.metadata)

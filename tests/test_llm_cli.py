@@ -14,17 +14,12 @@ import pytest
 
 from demos.llm import TextModel
 from demos.llm.cli import main
-from tang.gpu.native_c import find_compiler
 
 ROOT = Path(__file__).resolve().parent.parent
 PROMPT = "What is the capital of France?"
 TOKENS = 8
 
-needs_cc = pytest.mark.skipif(
-    find_compiler() is None,
-    reason="no C compiler for --device c (the decoding it prints runs on the CPU device in "
-    "tests/test_llm_model.py)",
-)
+needs_cc = pytest.mark.usefixtures("c_device")  # --device c: a skip without a C compiler
 
 
 def greedy_text(path: Path, ids_of, tokens: int) -> tuple[str, str]:

@@ -10,12 +10,11 @@ from llama_reference import logits as reference_logits
 from llama_reference import random_weights
 
 import tang.gpu as gpu
-from tang.gpu.native_c import find_compiler
 from tang.llm.engine import REFERENCE, Llama, bucket, weights_from
 from tang.llm.generate import Stats, generate, lookup_draft
 from tang.llm.model import LlamaConfig
 from tang.llm.sampling import Sampler, Sampling, argmax
-from tests.helpers import open_native_device
+from tests.skips import open_or_skip
 
 TINY = LlamaConfig(
     layers=2, width=32, ffn=48, heads=4, kv_heads=2, vocab=50, context=64, rope_base=100.0
@@ -30,12 +29,8 @@ def tiny(device, capacity: int = 16) -> Llama:
 
 
 def device(kind: str):
-    if kind == "native":
-        return open_native_device()
-    if kind == "c":
-        if find_compiler() is None:
-            pytest.skip("no C compiler here: the same graphs run on the CPU device")
-        return gpu.device("c", fallback=False)
+    if kind in ("native", "c"):
+        return open_or_skip(kind)
     if kind == "cpu":
         return gpu.CPUDevice()
     return REFERENCE

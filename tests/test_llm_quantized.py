@@ -12,11 +12,10 @@ import pytest
 
 import tang.gpu as gpu
 from tang import tensor as T
-from tang.gpu.native_c import find_compiler
 from tang.io import gguf
 from tang.io.quant import dequantize_numpy
 from tang.llm import quantized
-from tests.helpers import open_native_device
+from tests.skips import open_or_skip
 
 # (tensor, rows used): Q4_1 block matrices and the Q8_0 embedding's first rows
 CASES = [("blk.0.attn_k.weight", 192), ("blk.3.ffn_down.weight", 64), ("token_embd.weight", 96)]
@@ -98,13 +97,9 @@ def test_every_format_in_both_evaluators(type_name: str, backend: str) -> None:
 
 
 def open_device(kind: str):
-    if kind == "c":
-        if find_compiler() is None:
-            pytest.skip("no C compiler here: the evaluators and the CPU device check the graph")
-        return gpu.device("c", fallback=False)
     if kind == "cpu":
         return gpu.device("cpu", fallback=False)
-    return open_native_device()
+    return open_or_skip(kind)
 
 
 @pytest.mark.toolchain

@@ -17,7 +17,6 @@ from pathlib import Path
 import pytest
 
 from demos.llm import TextModel
-from tang.gpu.native_c import find_compiler
 
 MISSING = [
     m for m in ("openai", "starlette", "uvicorn", "httpx") if not importlib.util.find_spec(m)
@@ -27,11 +26,7 @@ pytestmark = [
     pytest.mark.skipif(
         bool(MISSING), reason=f"needs {', '.join(MISSING)}: pip install -e '.[dev]'"
     ),
-    pytest.mark.skipif(
-        find_compiler() is None,
-        reason="no C compiler for --device c (the decoding it serves runs on the CPU device in "
-        "tests/test_llm_model.py)",
-    ),
+    pytest.mark.usefixtures("c_device"),  # --device c: a skip without a C compiler
 ]
 
 ROOT = Path(__file__).resolve().parent.parent

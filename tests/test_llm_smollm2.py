@@ -9,13 +9,10 @@ import numpy as np
 import pytest
 from llama_reference import logits as reference_logits
 
-import tang.gpu as gpu
-from tang.gpu.native_c import find_compiler
 from tang.io import gguf
 from tang.llm.engine import REFERENCE, Llama
 from tang.llm.generate import Stats, generate
 from tang.llm.model import LlamaConfig
-from tests.helpers import open_native_device
 
 pytestmark = pytest.mark.toolchain
 
@@ -75,26 +72,22 @@ def check_against_oracle(
 
 @pytest.mark.parametrize(("quantized", "n"), [(True, 16), (False, 4)])
 def test_greedy_tokens_and_logits_match_the_float64_llama_on_compiled_c(
-    model_file, oracle_weights, prompt_ids, quantized: bool, n: int
+    model_file, oracle_weights, prompt_ids, quantized: bool, n: int, c_device
 ) -> None:
     """Weights packed as Q4_1/Q8_0 code words (the default), and all as f32."""
-    if find_compiler() is None:
-        pytest.skip("no C compiler here (the tiny model covers the CPU device)")
-    dev = gpu.device("c", fallback=False)
+    dev = c_device
     check_against_oracle(model_file, oracle_weights, prompt_ids, dev, n, quantized)
 
 
-def test_greedy_tokens_match_on_wgpu(model_file, oracle_weights, prompt_ids) -> None:
-    check_against_oracle(model_file, oracle_weights, prompt_ids, open_native_device(), 3)
+def test_greedy_tokens_match_on_wgpu(model_file, oracle_weights, prompt_ids, open_device) -> None:
+    check_against_oracle(model_file, oracle_weights, prompt_ids, open_device("native"), 3)
 
 
 def test_the_reference_evaluator_runs_the_same_graphs(model_file, oracle_weights, prompt_ids):
     check_against_oracle(model_file, oracle_weights, prompt_ids, REFERENCE, 2)
 
 
-def test_the_model_answers_paris_and_speculation_changes_nothing(model_file, prompt_ids):
-    if find_compiler() is None:
-        pytest.skip("no C compiler here (the tiny model covers speculation on the CPU device)")
+def test_the_model_answers_paris_and_speculation_changes_nothing(model_file, prompt_ids, c_device):
     model = Llama.from_gguf(model_file, "c", capacity=64)
     vocab = model_file.metadata["tokenizer.ggml.tokens"]
     echo = prompt_ids + prompt_ids + prompt_ids[:2]  # repeats: prompt lookup has drafts

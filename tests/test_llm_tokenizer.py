@@ -28,6 +28,7 @@ from pathlib import Path
 import pytest
 
 from tang.llm.tokenizer import WHITESPACE, Tokenizer, byte_alphabet, default_system_prompt
+from tests.skips import import_or_skip
 
 # Hand list: scripts, emoji, combining marks, code, whitespace runs, numbers, contractions,
 # punctuation runs. Nothing here uses a byte the vocabulary lacks (see test_missing_bytes...).
@@ -463,9 +464,9 @@ def test_transformers_converter_differs_only_by_digits(tok: Tokenizer, metadata:
 
 def test_autotokenizer_when_torch_is_here(tok: Tokenizer, smollm2_gguf: Path):
     """``AutoTokenizer.from_pretrained(folder, gguf_file=name)`` itself (it needs torch)."""
-    pytest.importorskip(
+    import_or_skip(
         "torch",
-        reason="torch is not installed (AutoTokenizer reads a GGUF with torch; the same "
+        "torch is not installed (AutoTokenizer reads a GGUF with torch; the same "
         "converter's tokenizer is compared in test_same_ids_as_hugging_face)",
     )
     transformers = pytest.importorskip(

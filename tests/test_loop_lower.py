@@ -47,6 +47,7 @@ from tang.expr.loop import LoopGradientError, count_nodes
 from tang.lower import BACKENDS, lower, schedule
 from tang.lower.base import to_f32
 from tang.lower.program import Copy, Let, Load, Loop, Store, walk
+from tests.skips import skip_missing, skip_missing_tool
 
 INPUTS = ("x", "y", "n")
 F64_RTOL = 1e-12
@@ -261,7 +262,7 @@ def batch() -> Batch:
 def need(backend: str) -> None:
     missing = tc.missing_tool(backend)
     if missing is not None:
-        pytest.skip(f"{missing} is not available on this machine, so {backend} is not run")
+        skip_missing_tool(missing, f"{missing} is not available here, so {backend} is not run")
 
 
 def kernel(batch: Batch, backend: str, **kw) -> str:
@@ -413,7 +414,7 @@ def test_f32_backend_runs_the_loops(batch, backend):
 @pytest.mark.toolchain
 def test_cuda_compiled_by_nvcc_f32_and_f64(batch):
     if not tc.available("nvcc"):
-        pytest.skip("nvcc is not installed here; the CUDA source still runs as C++ above")
+        skip_missing_tool("nvcc", "not installed here; the CUDA source still runs as C++ above")
     text = kernel(batch, "cuda") + kernel(batch, "cuda", dtype="f64", name="g")
     tc.nvcc_compile(text)  # raises with nvcc's diagnostic (warnings are errors)
     assert "void g(const double" in text
@@ -424,11 +425,12 @@ def test_cuda_on_a_gpu(batch):
     """Where a CUDA device exists the kernel runs on it; elsewhere nvcc still builds the
     kernel and its host driver, and the test says why it stops there."""
     if not tc.available("nvcc"):
-        pytest.skip("nvcc is not installed here")
+        skip_missing_tool("nvcc", "nvcc is not installed here")
     try:
         got = tc.run_cuda_on_gpu(kernel(batch, "cuda"), "f", batch.src, batch.n, batch.m)
     except tc.NoCudaDevice as err:
-        pytest.skip(f"no CUDA device here ({err}); nvcc built the kernel and its driver")
+        reason = f"no CUDA device here ({err}); nvcc built the kernel and its driver"
+        skip_missing("device", "a CUDA GPU", reason)
     batch.check_f32(got, "CUDA")
 
 

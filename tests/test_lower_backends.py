@@ -40,6 +40,7 @@ from tang.expr.grad import gradient
 from tang.expr.graph import PRIMITIVES, Graph, Node, evaluate, topo_order, var
 from tang.expr.text import to_text
 from tang.lower import BACKENDS, lower, schedule
+from tests.skips import skip_missing, skip_missing_tool
 
 INPUTS = ("x", "y", "z")
 COUNT = 200
@@ -193,7 +194,7 @@ def batch() -> Batch:
 
 def need(tool: str) -> None:
     if not tc.available(tool):
-        pytest.skip(f"{tool} is not available on this machine")
+        skip_missing_tool(tool, f"{tool} is not available on this machine")
 
 
 def source(batch: Batch, backend: str, **kw) -> str:
@@ -362,7 +363,7 @@ def test_metal_compiled_and_run_as_cpp(batch):
 @pytest.mark.toolchain
 def test_cuda_compiled_by_nvcc(batch):
     if not tc.available("nvcc"):
-        pytest.skip("nvcc is not installed here; the CUDA source is still run as C++ below")
+        skip_missing_tool("nvcc", "not installed here; the CUDA source still runs as C++ below")
     tc.nvcc_compile(
         source(batch, "cuda")
         + lower(batch.outputs[:100], INPUTS, "cuda", dtype="f64", name="g").source
@@ -378,7 +379,8 @@ def test_cuda_on_a_gpu(batch):
     try:
         tiny = tc.run_cuda_on_gpu(lower([x * 2.0], ["x"], "cuda").source, "f", [1.5], 1, 1)
     except tc.NoCudaDevice as err:
-        pytest.skip(f"no CUDA device here ({err}); nvcc built the kernel and its driver")
+        reason = f"no CUDA device here ({err}); nvcc built the kernel and its driver"
+        skip_missing("device", "a CUDA GPU", reason)
     assert list(tiny) == [3.0]
     got = tc.run_cuda_on_gpu(source(batch, "cuda"), "f", batch.src, batch.n, batch.m)
     batch.check_f32(got, "CUDA")

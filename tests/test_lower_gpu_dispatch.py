@@ -8,6 +8,7 @@ import toolchains as tc
 
 from tang.expr.graph import var
 from tang.lower import lower
+from tests.skips import skip_missing_tool
 
 # Every test here runs a kernel on wgpu-py (GLSL through glslang).
 pytestmark = pytest.mark.toolchain
@@ -18,7 +19,7 @@ x, y = var("x"), var("y")
 @pytest.fixture(scope="module")
 def gpu():
     if not tc.available("wgpu"):
-        pytest.skip("wgpu-py has no adapter on this machine")
+        skip_missing_tool("wgpu", "wgpu-py has no adapter on this machine")
 
 
 @pytest.mark.parametrize("backend", ["wgsl", "glsl"])
@@ -27,7 +28,7 @@ def test_two_dimensional_dispatch_covers_every_item(gpu, backend):
     gid.x + gid.y * groups.x * 64 spreads them over (65535, 2, 1)."""
     np = pytest.importorskip("numpy")
     if backend == "glsl" and not tc.available("glslang"):
-        pytest.skip("glslangValidator is not installed")
+        skip_missing_tool("glslang", "glslangValidator is not installed")
     n = 65_535 * 64 + 4_100
     groups = tc.dispatch_size(n)
     assert groups == (65_535, 2, 1)
@@ -67,7 +68,7 @@ def test_invalid_shader_is_a_clear_error_and_the_device_survives(gpu):
 def test_a_kernel_with_only_constant_outputs_runs(gpu, backend):
     """No input is read, yet binding 1 must stay in the layout (WGSL: ``_ = &src;``)."""
     if backend == "glsl" and not tc.available("glslang"):
-        pytest.skip("glslangValidator is not installed")
+        skip_missing_tool("glslang", "glslangValidator is not installed")
     text = lower([2.5, -0.0], [], backend).source
     code = tc.glslang_compile(text) if backend == "glsl" else text
     got = tc.run_wgpu(code, "main" if backend == "glsl" else "f", [0.0], 3, 2)

@@ -24,6 +24,7 @@ from tang.expr import graph as g
 from tang.expr.grad import gradient
 from tang.expr.graph import Graph, evaluate, var
 from tang.lower import lower
+from tests.skips import skip_missing_tool
 
 x = var("x")
 INF, NAN = math.inf, math.nan
@@ -85,7 +86,7 @@ def test_reference_has_the_singular_values():
 def test_singular_points_agree(backend, dtype):
     missing = tc.missing_tool(backend)
     if missing:
-        pytest.skip(f"{missing} is not available on this machine")
+        skip_missing_tool(missing, f"{missing} is not available on this machine")
     if backend == "opencl" and dtype == "f64" and not tc.opencl_has_fp64():
         pytest.skip("this OpenCL device has no cl_khr_fp64")
     outputs, owner, points = _layout()

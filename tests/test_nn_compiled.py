@@ -17,14 +17,13 @@ import pytest
 import tang.gpu as gpu
 import tang.nn as nn
 from tang.nn.compiled import training_graph
-from tests.helpers import open_native_device
 
 np = pytest.importorskip("numpy", reason="the eager reference runs on tang.nn's numpy backend")
 
 
-@pytest.fixture(scope="module")
-def native():
-    return open_native_device()
+@pytest.fixture
+def native(native_device):
+    return native_device
 
 
 def mlp(backend: str = "numpy") -> nn.Sequential:

@@ -20,9 +20,9 @@ from tang.dual import Tangents
 from tang.expr.graph import evaluate
 from tang.expr.loop import count_nodes, loops
 from tang.gpu.batch import evaluate as batch_evaluate
-from tang.gpu.native_c import find_compiler
 from tang.physics.orbit import shot_loop, swarm_outputs
-from tests.helpers import assert_usage_error, open_native_device, run_module
+from tests.helpers import assert_usage_error, run_module
+from tests.skips import skip_missing
 from tests.test_orbit import HITTING, MISSING, POOR_SHOTS
 
 SCENE = {
@@ -32,9 +32,7 @@ SCENE = {
     "steps": orbit.STEPS,
     "dt": orbit.DT,
 }
-needs_cc = pytest.mark.skipif(
-    find_compiler() is None, reason="no C compiler here: the compiled C device cannot run"
-)
+needs_cc = pytest.mark.usefixtures("c_device")  # a skip where there is no C compiler
 
 # Shots whose flights pass no body closer than 0.1 (or hit one head-on): f32 rounding over
 # 1,600 steps is not amplified by a grazing pass there (test_chosen_shots_do_not_graze).
@@ -135,8 +133,8 @@ def test_the_swarm_kernel_on_compiled_c_matches_the_dual_path() -> None:
 
 
 @pytest.mark.toolchain
-def test_the_swarm_kernel_on_lavapipe_matches_the_dual_path() -> None:
-    assert_kernel_matches_dual_path(open_native_device())
+def test_the_swarm_kernel_on_lavapipe_matches_the_dual_path(open_device) -> None:
+    assert_kernel_matches_dual_path(open_device("native"))
 
 
 @needs_cc
@@ -218,7 +216,7 @@ def test_a_kernel_that_fails_on_the_device_falls_back(monkeypatch) -> None:
     monkeypatch.setattr(orbit, "SWARM_CPU_N", 4)
     out = call("orbit.swarm", n=16, device="auto")
     if out["device"] == "cpu" and "rejected" not in (out["fallback"] or ""):
-        pytest.skip(f"no device opened here to fail ({out['fallback']})")
+        skip_missing("adapter", "a GPU or C device", f"none opened to fail ({out['fallback']})")
     assert out["device"] == "cpu" and "the adapter rejected the kernel" in out["fallback"]
     assert out["n"] == 4
 

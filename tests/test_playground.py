@@ -24,6 +24,7 @@ from demos.playground import (
 )
 from tang.expr.graph import evaluate, topo_order
 from tang.lower import BACKENDS
+from tests.skips import skip_missing_tool
 
 EXPR = "f(x, y, z) = sin(x) * y + exp(z / (1 + x*x))"
 POINTS = [(-1.3, 0.4, 0.9), (0.0, -2.0, 0.1), (0.7, 1.5, -0.6), (2.1, -0.3, 1.2)]
@@ -77,7 +78,7 @@ def _finite_difference(point, k, h=1e-6):
 def test_each_kernel_runs_and_matches_python_and_finite_differences(answer, backend):
     missing = tc.missing_tool(backend)
     if missing:
-        pytest.skip(f"{missing} is not installed here, so {backend} kernels cannot run")
+        skip_missing_tool(missing, f"{missing} is not installed here, so {backend} cannot run")
     graph, _ = build(EXPR)
     n = len(POINTS)
     src = [p[k] for k in range(3) for p in POINTS]  # input k of item i at src[k*n + i]

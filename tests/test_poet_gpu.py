@@ -36,14 +36,9 @@ def call(method, **params):
 
 
 @pytest.fixture(scope="module")
-def native() -> str:
+def native(native_device) -> str:
     """The wgpu-py adapter's name (lavapipe here); skips where wgpu-py has none."""
-    os.environ.setdefault("VK_ICD_FILENAMES", LAVAPIPE)
-    os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")
-    try:
-        return gpu.device("native", fallback=False).name
-    except gpu.NoDeviceError as exc:
-        pytest.skip(f"no wgpu-py device here (these tests use Mesa lavapipe): {exc}")
+    return gpu.device("native", fallback=False).name  # the shared one the Poet opens too
 
 
 @pytest.fixture(scope="module")

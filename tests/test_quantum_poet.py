@@ -290,7 +290,9 @@ def test_exported_weights_open_in_the_official_safetensors_package():
 
 def test_worker_source_is_the_module_own_lines():
     out = call("poet.source")
-    text = Path(poet.__file__).read_text().splitlines()
+    source_file = Path(poet.build_and_train.__code__.co_filename).resolve()
+    assert (ROOT / out["file"]).resolve() == source_file  # the card names the recipe's file
+    text = source_file.read_text().splitlines()
     lines = out["source"].splitlines()
     first = out["first_line"]
     assert text[first - 1 : first - 1 + len(lines)] == lines

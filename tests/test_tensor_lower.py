@@ -15,6 +15,7 @@ from toolchains import _wgpu_device, available, compile_and_run, dispatch_size
 from tang import tensor as T
 from tang.tensor.kernels import lower_wgsl
 from tang.tensor.lower import buffer_order, lower_graph, nest_languages
+from tests.skips import skip_missing_tool
 
 
 def attention_graph(causal: bool) -> T.TensorGraph:
@@ -106,7 +107,7 @@ def test_lowered_python_matches_the_evaluator(name: str) -> None:
 @pytest.mark.parametrize("name", NAMES)
 def test_lowered_c_matches_the_evaluator_under_the_sanitizers(name: str) -> None:
     if not available("gcc"):
-        pytest.skip("gcc is not installed on this machine")
+        skip_missing_tool("gcc", "gcc is not installed on this machine")
     graph = graphs()[name]
     vals = sample(graph, 1)
     want = T.evaluate(graph, vals)
@@ -130,7 +131,7 @@ SMALL_REGISTER_PLANS = {
 @pytest.mark.parametrize("name", NAMES)
 def test_register_plans_match_the_evaluator_under_the_sanitizers(name: str) -> None:
     if not available("gcc"):
-        pytest.skip("gcc is not installed on this machine")
+        skip_missing_tool("gcc", "gcc is not installed on this machine")
     graph = graphs()[name]
     vals = sample(graph, 2)
     want = T.evaluate(graph, vals)
@@ -213,7 +214,7 @@ def close_in_f32(got: np.ndarray, want: np.ndarray) -> None:
 @pytest.mark.parametrize("name", NAMES)
 def test_lowered_wgsl_matches_the_evaluator_on_wgpu(name: str) -> None:
     if not available("wgpu"):
-        pytest.skip("wgpu-py has no adapter here (Mesa lavapipe is the one the tests use)")
+        skip_missing_tool("wgpu", "wgpu-py has no adapter here (the tests use Mesa lavapipe)")
     graph = graphs()[name]
     vals = sample(graph, 2)
     want = T.evaluate(graph, vals)
@@ -227,7 +228,7 @@ def test_derived_attention_on_wgpu_allocates_no_score_matrix() -> None:
     """n = 64 keys, grouped-query causal attention: the derived kernel equals the naive one
     in f32 and the runtime creates no buffer of n·n elements (the naive graph does)."""
     if not available("wgpu"):
-        pytest.skip("wgpu-py has no adapter here (Mesa lavapipe is the one the tests use)")
+        skip_missing_tool("wgpu", "wgpu-py has no adapter here (the tests use Mesa lavapipe)")
     n = 64
     q, k, v = T.input("q", (1, 2, n, 8)), T.input("k", (1, 1, n, 8)), T.input("v", (1, 1, n, 8))
     naive = T.graph(o=T.attention(q, k, v, causal=True))

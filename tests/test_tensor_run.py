@@ -22,17 +22,15 @@ import test_tensor_ops as op_cases
 
 import tang.gpu as gpu
 from tang import tensor as T
-from tang.gpu.native_c import find_compiler
 from tang.tensor import TensorIRError
 from tang.tensor.kernels import lower_wgsl
 from tang.tensor.passes.schedule import eliminate_pinned, loop_stop, plan
 from tang.tensor.printing import format_comprehension
-from tests.helpers import open_native_device
 
 
-@pytest.fixture(scope="module")
-def native():
-    return open_native_device()
+@pytest.fixture
+def native(native_device):
+    return native_device
 
 
 @pytest.fixture(scope="module")
@@ -40,11 +38,9 @@ def cpu():
     return gpu.CPUDevice()
 
 
-@pytest.fixture(scope="module")
-def compiled_c():
-    if find_compiler() is None:
-        pytest.skip("no C compiler here: the same graphs run on the CPU device")
-    return gpu.device("c", fallback=False)
+@pytest.fixture
+def compiled_c(c_device):
+    return c_device
 
 
 def device_of(request, kind: str):

@@ -12,10 +12,8 @@ import pytest
 
 import tang.gpu as gpu
 from tang import tensor as T
-from tang.gpu.native_c import find_compiler
 from tang.tensor import autotune as tuner
 from tang.tensor import tuning_cache
-from tests.helpers import open_native_device
 
 
 @pytest.fixture(autouse=True)
@@ -25,11 +23,9 @@ def own_cache(tmp_path, monkeypatch):
     return tmp_path
 
 
-@pytest.fixture(scope="module")
-def compiled_c():
-    if find_compiler() is None:
-        pytest.skip("no C compiler here: the tuner is tested on the CPU device and wgpu-py below")
-    return gpu.device("c", fallback=False)
+@pytest.fixture
+def compiled_c(c_device):
+    return c_device
 
 
 def prologue_graph() -> T.TensorGraph:
@@ -131,8 +127,8 @@ def test_a_tuned_gradient_graph_equals_the_evaluator(compiled_c) -> None:
 
 
 @pytest.mark.toolchain
-def test_tuning_on_wgpu_picks_a_candidate_that_matches_numpy() -> None:
-    dev = open_native_device()
+def test_tuning_on_wgpu_picks_a_candidate_that_matches_numpy(open_device) -> None:
+    dev = open_device("native")
     g = prologue_graph()
     result = T.tune(g, dev, budget=60)
     assert result.best in tuner.CANDIDATES["wgsl"]

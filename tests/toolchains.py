@@ -378,7 +378,10 @@ def _wgpu_device():
         import wgpu
     except ImportError:
         return None
-    adapter = wgpu.gpu.request_adapter_sync(power_preference="high-performance")
+    try:  # wgpu-py 0.32 raises where older ones returned None: no adapter either way
+        adapter = wgpu.gpu.request_adapter_sync(power_preference="high-performance")
+    except Exception:
+        return None
     if adapter is None:
         return None
     return adapter.request_device_sync()

@@ -12,7 +12,7 @@ import argparse
 import json
 from typing import TYPE_CHECKING, Any
 
-from ..cli import BadInput, expression_command, json_number
+from ..cli_common import BadInput, expression_command, json_number
 
 if TYPE_CHECKING:
     from .graph import Graph

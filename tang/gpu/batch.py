@@ -4,10 +4,11 @@ The outputs are printed once as tang's element-wise kernel in the device's langu
 (``Device.printer``: WGSL for a GPU, f32 C for the compiled C device, Python for the CPU
 device; a GPU kernel carries its bindings). Its layout is one packed input buffer
 ``src[k*n + i]`` (input ``k``, item ``i``), one output buffer ``dst[j*n + i]`` and a
-uniform item count. Columns go up as one upload and come back as one read. The compile
-pipeline (``tang.compile``) makes the plans
-of text and gradients. Inputs are f32 on every device (the CPU device
-stores f32 too and computes in f64 in between), so the devices agree to f32 rounding.
+uniform item count. Columns go up as one upload and come back as one read. What runs is a
+``tang.lower.plan.Plan`` (the compile pipeline, ``tang.compile``, makes the plans of text
+and gradients; a graph passed here is planned by ``tang.lower.plan.plan``). Inputs are f32
+on every device (the CPU device stores f32 too and computes in f64 in between), so the
+devices agree to f32 rounding.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Any
 
 from ..expr.graph import Graph, Node
 from ..lower.base import Lowered
+from ..lower.plan import Plan, plan
 from .base import Device
 from .data import ITEMSIZE, pack
 from .errors import DataError, GPUError
@@ -59,27 +61,6 @@ class Batch:
             "seconds": self.seconds,
             "fallback": self.fallback,
         }
-
-
-@dataclass(frozen=True)
-class Plan:
-    """What a graph becomes before it meets a device: its inputs, outputs and kernel text."""
-
-    inputs: tuple[str, ...]
-    outputs: tuple[Node, ...]
-    names: tuple[str, ...]
-
-
-def plan(
-    outputs: Graph | Sequence[Node | float],
-    inputs: Sequence[str] | None = None,
-    names: Sequence[str] | None = None,
-) -> Plan:
-    """Fix the inputs (default: the graph's, else the variables sorted by name) and names."""
-    from ..lower import schedule
-
-    prog = schedule(outputs, inputs, output_names=names)  # validates inputs and outputs
-    return Plan(prog.inputs, prog.outputs, prog.output_names)
 
 
 @lru_cache(maxsize=64)

@@ -1,5 +1,9 @@
 """The page backend: WebGPU called from Python inside Pyodide through its ``js`` module
-(wgpu-py's own browser backend is a stub, so tang carries this bridge).
+(wgpu-py's own browser backend is a stub, so tang carries this bridge). The encode/submit
+path is ``webgpu.py``'s, shared with wgpu-py on the desktop; here are the JS API's spellings
+of it (``JS``) and what the page does its own way: opening the device, compiling (errors
+come back as compilation messages and error scopes), reading back through a mapped buffer,
+and errors and loss that arrive on their own.
 
 Every WebGPU step that returns a promise is awaited, so the page uses the ``*_async``
 spellings (``await dev.kernel_async(src)``, ``await dev.read_async(buf)``); the plain ones
@@ -21,20 +25,27 @@ results with a tolerance that knows the adapter (see e2e/test_gpu_page.py).
 
 from __future__ import annotations
 
+from collections.abc import Coroutine
 from typing import Any
 
-from .base import WEBGPU_NAMES, Buffer, Device, Kernel, Limits
-from .errors import DeviceLostError, GPUError, NoDeviceError, ShaderError
-from .wgsl_info import Binding
+from .base import Buffer
+from .errors import GPUError, NoDeviceError, ShaderError
+from .webgpu import Spelling, WebGPUDevice, message_line, raised_limits
+from .wgsl_info import KernelInfo
 
-# Limits tang raises from the WebGPU defaults to what the adapter offers.
-_RAISE = (
-    "storage_buffers_per_stage",
-    "max_storage_binding_size",
-    "max_buffer_size",
-    "max_invocations_per_workgroup",
-    "max_workgroup_size_x",
-)
+# the shared path's names (wgpu-py's) as the JS API spells them
+NAMES = {
+    "create_buffer": "createBuffer",
+    "write_buffer": "writeBuffer",
+    "create_command_encoder": "createCommandEncoder",
+    "begin_compute_pass": "beginComputePass",
+    "set_pipeline": "setPipeline",
+    "get_bind_group_layout": "getBindGroupLayout",
+    "create_bind_group": "createBindGroup",
+    "set_bind_group": "setBindGroup",
+    "dispatch_workgroups": "dispatchWorkgroups",
+    "submit": "submit",
+}
 
 
 def _js() -> tuple[Any, Any]:
@@ -44,24 +55,48 @@ def _js() -> tuple[Any, Any]:
     return js, to_js
 
 
+class JS(Spelling):
+    """The JS API's spellings: camelCase names, a descriptor as one JS object, lists as JS
+    arrays, uploads copied out of the WASM heap in one piece, limits as attributes."""
+
+    def __init__(self) -> None:
+        self.js, self._to_js = _js()
+        self._entries = self.js.Object.fromEntries
+        super().__init__(self.js.GPUBufferUsage)
+
+    def obj(self, value: Any) -> Any:
+        """A Python dict/list as a plain JS object/array (nested), JS objects passed through."""
+        return self._to_js(value, dict_converter=self._entries)
+
+    def call(self, obj: Any, method: str, *args: Any, **descriptor: Any) -> Any:
+        fn = getattr(obj, NAMES[method])
+        return fn(*args, self.obj(descriptor)) if descriptor else fn(*args)
+
+    def seq(self, items: list[Any]) -> Any:
+        return self.obj(items)
+
+    def upload(self, raw: memoryview) -> Any:
+        staging = self.js.Uint8Array.new(raw.nbytes)
+        staging.assign(raw)  # one bulk copy out of the WASM heap
+        return staging
+
+    def limit(self, limits: Any, name: str) -> int:
+        return getattr(limits, name)
+
+    def limit_key(self, name: str) -> str:
+        return name
+
+    def wait(self, step: Coroutine[Any, Any, Any], spelling: str) -> Any:
+        return _run_sync(step, spelling)
+
+
 def _absent(x: Any) -> bool:
     """JS null/undefined (Pyodide gives None or ``jsnull``)."""
     return x is None or type(x).__name__ == "JsNull"
 
 
-def _obj(value: Any) -> Any:
-    """A Python dict/list as a plain JS object/array (nested), JS objects passed through."""
-    js, to_js = _js()
-    return to_js(value, dict_converter=js.Object.fromEntries)
-
-
 def _is_fallback(adapter: Any) -> bool:
     return bool(getattr(adapter.info, "isFallbackAdapter", False))
-
-
-def _message(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[-1] if text else type(exc).__name__
 
 
 def _run_sync(awaitable: Any, spelling: str) -> Any:
@@ -81,14 +116,14 @@ def _run_sync(awaitable: Any, spelling: str) -> Any:
     raise GPUError(f"in the page, use 'await {spelling}' ({why})")
 
 
-class BrowserDevice(Device):
+class BrowserDevice(WebGPUDevice):
     """A WebGPU device of the page's worker."""
 
     kind = "browser"
+    spelling: JS
 
     def __init__(self, adapter: Any, device: Any, feature_level: str) -> None:
-        js, _ = _js()
-        self._js, self._adapter, self._dev = js, adapter, device
+        self._adapter = adapter
         info = adapter.info
         parts = [str(getattr(info, k, "") or "") for k in ("vendor", "architecture", "device")]
         desc = str(getattr(info, "description", "") or "")
@@ -97,16 +132,8 @@ class BrowserDevice(Device):
             name += f" ({desc})"
         if _is_fallback(adapter):
             name += " (software fallback)"
-        limits = Limits.from_webgpu(lambda n: getattr(device.limits, n))
-        super().__init__(f"{name}, WebGPU {feature_level}", limits)
-        self._encoder: Any = None  # the command encoder a ``batch`` records into
+        super().__init__(f"{name}, WebGPU {feature_level}", device, JS())
         self.feature_level = feature_level
-        self._errors: list[str] = []
-        u = js.GPUBufferUsage
-        self._usage = {
-            "storage": u.STORAGE | u.COPY_SRC | u.COPY_DST,
-            "uniform": u.UNIFORM | u.COPY_DST,
-        }
         self._watch()
 
     def _watch(self) -> None:
@@ -129,96 +156,42 @@ class BrowserDevice(Device):
     @classmethod
     async def open(cls) -> BrowserDevice:
         """Request an adapter (core, then compatibility) and a device with raised limits."""
-        js, _ = _js()
-        gpu = getattr(js.navigator, "gpu", None)
+        gpu = getattr(_js()[0].navigator, "gpu", None)
         if _absent(gpu):
             raise NoDeviceError("WebGPU", "no navigator.gpu in this browser (WebGPU disabled)")
+        spelling = JS()  # the GPU* globals exist only where navigator.gpu does
         try:
             level, adapter = "core", await gpu.requestAdapter()
             if _absent(adapter) or _is_fallback(adapter):
                 # Chromium's lavapipe-through-ANGLE adapter exists only at this level; prefer
                 # it to a software fallback (SwiftShader) when both are there.
-                compat = await gpu.requestAdapter(_obj({"featureLevel": "compatibility"}))
+                compat = await gpu.requestAdapter(spelling.obj({"featureLevel": "compatibility"}))
                 if not _absent(compat) and (_absent(adapter) or not _is_fallback(compat)):
                     level, adapter = "compatibility", compat
         except Exception as exc:
-            raise NoDeviceError("WebGPU", f"no adapter ({_message(exc)})") from None
+            raise NoDeviceError("WebGPU", f"no adapter ({message_line(exc)})") from None
         if _absent(adapter):
             raise NoDeviceError("WebGPU", "no adapter")
-        wanted = {WEBGPU_NAMES[f]: getattr(adapter.limits, WEBGPU_NAMES[f]) for f in _RAISE}
+        wanted = raised_limits(spelling, adapter.limits)
         try:
-            device = await adapter.requestDevice(_obj({"requiredLimits": wanted}))
+            device = await adapter.requestDevice(spelling.obj({"requiredLimits": wanted}))
         except Exception as exc:
-            raise NoDeviceError("WebGPU", f"the adapter gave no device ({_message(exc)})") from None
+            why = f"the adapter gave no device ({message_line(exc)})"
+            raise NoDeviceError("WebGPU", why) from None
         return cls(adapter, device, level)
 
     @classmethod
     def open_sync(cls) -> BrowserDevice:
         return _run_sync(cls.open(), "tang.gpu.device_async()")
 
-    # ---- primitives ----
-    def _create_buffer(self, nbytes: int, usage: str) -> Any:
-        return self._dev.createBuffer(_obj({"size": nbytes, "usage": self._usage[usage]}))
-
-    def _write(self, buf: Buffer, raw: memoryview) -> None:
-        staging = self._js.Uint8Array.new(raw.nbytes)
-        staging.assign(raw)  # one bulk copy out of the WASM heap
-        self._dev.queue.writeBuffer(buf.handle, 0, staging)
-
-    def _dispatch(
-        self, kernel: Kernel, bound: list[tuple[Binding, Buffer]], n: int, groups: tuple[int, int]
-    ) -> None:
-        encoder = self._dev.createCommandEncoder()
-        self._encode(encoder, kernel, bound, groups)
-        self._dev.queue.submit(_obj([encoder.finish()]))
-
-    def _record(
-        self, kernel: Kernel, bound: list[tuple[Binding, Buffer]], n: int, groups: tuple[int, int]
-    ) -> None:
-        if self._encoder is None:
-            self._encoder = self._dev.createCommandEncoder()
-        self._encode(self._encoder, kernel, bound, groups)
-
-    def _submit(self) -> None:
-        encoder, self._encoder = self._encoder, None
-        if encoder is not None:
-            self._dev.queue.submit(_obj([encoder.finish()]))
-
-    def _encode(
-        self, encoder: Any, kernel: Kernel, bound: list[tuple[Binding, Buffer]], groups: tuple
-    ) -> None:
-        """One compute pass of ``kernel`` on ``encoder``."""
-        pipeline, dev = kernel.handle, self._dev
-        cpass = encoder.beginComputePass()
-        cpass.setPipeline(pipeline)
-        for group in sorted({slot.group for slot, _ in bound}):
-            entries = [
-                {"binding": s.binding, "resource": {"buffer": b.handle, "size": b.nbytes}}
-                for s, b in bound
-                if s.group == group
-            ]
-            layout = pipeline.getBindGroupLayout(group)
-            bind = dev.createBindGroup(_obj({"layout": layout, "entries": entries}))
-            cpass.setBindGroup(group, bind)
-        cpass.dispatchWorkgroups(groups[0], groups[1], 1)
-        cpass.end()
-
-    def _free(self, buf: Buffer) -> None:
-        buf.handle.destroy()
-
-    def _destroy(self) -> None:
-        self._dev.destroy()
-
-    # ---- the awaited steps ----
-    async def kernel_async(self, source: Any, entry: str | None = None) -> Kernel:
-        """Compile and validate ``source`` (compile errors come back with line and column)."""
-        key, info, text = self._prepare_kernel(source, entry)
-        if key in self._kernels:
-            return self._kernels[key]
-        self._dev.pushErrorScope("validation")  # a bad module is our error, not uncaptured
-        module = self._dev.createShaderModule(_obj({"code": text}))
+    async def _pipeline(self, source: str, info: KernelInfo) -> Any:
+        """Compile and validate: the compiler's messages carry line and column; a bad module
+        is caught in an error scope, not left to the uncaptured-error handler."""
+        dev, obj = self._dev, self.spelling.obj
+        dev.pushErrorScope("validation")
+        module = dev.createShaderModule(obj({"code": source}))
         messages = (await module.getCompilationInfo()).messages
-        scoped = await self._dev.popErrorScope()
+        scoped = await dev.popErrorScope()
         for i in range(messages.length):
             msg = messages[i]
             if str(msg.type) == "error":
@@ -226,60 +199,30 @@ class BrowserDevice(Device):
         if not _absent(scoped):
             raise ShaderError(str(scoped.message))
         try:
-            pipeline = await self._dev.createComputePipelineAsync(
-                _obj({"layout": "auto", "compute": {"module": module, "entryPoint": info.entry}})
+            return await dev.createComputePipelineAsync(
+                obj({"layout": "auto", "compute": {"module": module, "entryPoint": info.entry}})
             )
         except Exception as exc:
             self._check_alive()
-            raise ShaderError(_message(exc)) from None
-        kernel = self._kernels[key] = Kernel(self, info, pipeline, key)
-        self.compiles += 1
-        return kernel
+            raise ShaderError(message_line(exc)) from None
 
-    def kernel(self, source: Any, entry: str | None = None) -> Kernel:
-        return _run_sync(self.kernel_async(source, entry), "dev.kernel_async(source)")
-
-    async def read_async(self, buf: Buffer) -> Any:
-        """Copy ``buf`` to a mappable buffer, wait for the GPU, return an ``array.array``."""
-        from .data import to_array
-
-        self._own(buf)
-        self.submit()  # recorded dispatches come before the copy
-        js, dev = self._js, self._dev
+    async def _read_back(self, buf: Buffer) -> bytes:
+        """Copy ``buf`` to a mappable buffer and wait for the GPU to map it."""
+        js, dev, flags = self.spelling.js, self._dev, self.spelling.flags
         staging = dev.createBuffer(
-            _obj(
-                {
-                    "size": buf.nbytes,
-                    "usage": js.GPUBufferUsage.MAP_READ | js.GPUBufferUsage.COPY_DST,
-                }
-            )
+            self.spelling.obj({"size": buf.nbytes, "usage": flags.MAP_READ | flags.COPY_DST})
         )
         try:
             encoder = dev.createCommandEncoder()
             encoder.copyBufferToBuffer(buf.handle, 0, staging, 0, buf.nbytes)
-            dev.queue.submit(_obj([encoder.finish()]))
+            self._finish(encoder)
             try:
                 await staging.mapAsync(js.GPUMapMode.READ)
             except Exception as exc:
                 self._check_alive()
-                raise GPUError(f"WebGPU read-back failed: {_message(exc)}") from None
+                raise GPUError(f"WebGPU read-back failed: {message_line(exc)}") from None
             data = js.Uint8Array.new(staging.getMappedRange()).to_bytes()
             staging.unmap()
         finally:
             staging.destroy()
-        self._raise_recorded()
-        return to_array(data, buf.dtype)
-
-    def read(self, buf: Buffer) -> Any:
-        return _run_sync(self.read_async(buf), "dev.read_async(buf)")
-
-    def _raise_recorded(self) -> None:
-        self._check_alive()
-        if self._errors:
-            errors, self._errors = self._errors, []
-            raise GPUError(f"WebGPU: {errors[0]}", "\n".join(errors))
-
-    def _translate(self, exc: Exception) -> GPUError:
-        if self.lost_reason is not None:
-            return DeviceLostError(f"browser device lost: {self.lost_reason}")
-        return GPUError(f"WebGPU: {_message(exc)}")
+        return data

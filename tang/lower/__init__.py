@@ -19,6 +19,7 @@ from .glsl import GLSL
 from .javascript import JavaScript
 from .metal import Metal
 from .opencl import OpenCL
+from .plan import Plan
 from .program import COLUMNS, Layout, Let, Load, Program, Statement, Step, Store, schedule
 from .python import Python
 from .wgsl import WGSL
@@ -67,6 +68,7 @@ __all__ = [
     "Let",
     "Load",
     "Lowered",
+    "Plan",
     "Printer",
     "Program",
     "Statement",

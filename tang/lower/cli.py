@@ -12,7 +12,7 @@ import argparse
 import re
 from typing import Any
 
-from ..cli import BadInput, expression_command
+from ..cli_common import BadInput, expression_command
 
 HELP = "print an expression (and its gradient) as code for one backend"
 EXAMPLES = (

@@ -14,6 +14,8 @@ from collections.abc import Sequence
 from itertools import chain, repeat
 from operator import add, mul, sub, truediv
 
+from .. import ieee
+
 Shape = tuple[int, ...]
 
 
@@ -52,23 +54,6 @@ def broadcast_shape(a: Shape, b: Shape) -> Shape:
     return tuple(out)
 
 
-def _safe_exp(v: float) -> float:
-    try:
-        return math.exp(v)
-    except OverflowError:
-        return math.inf
-
-
-def _safe_log(v: float) -> float:
-    if v > 0.0:
-        return math.log(v)
-    return -math.inf if v == 0.0 else math.nan
-
-
-def _safe_sqrt(v: float) -> float:
-    return math.sqrt(v) if v >= 0.0 else math.nan
-
-
 def _sigmoid(v: float) -> float:
     if v >= 0.0:
         return 1.0 / (1.0 + math.exp(-v))
@@ -77,8 +62,8 @@ def _sigmoid(v: float) -> float:
 
 
 def _map_guarded(fn, safe, data: list[float]) -> list[float]:
-    """``map(fn)`` at C speed, falling back to the IEEE-style ``safe`` version (inf/nan
-    instead of an exception) only when some element is out of ``fn``'s domain."""
+    """``map(fn)`` at C speed, falling back to ``safe``, its ``tang.ieee`` version (inf/nan
+    instead of an exception), only when some element is out of ``fn``'s domain."""
     try:
         return list(map(fn, data))
     except (OverflowError, ValueError):
@@ -252,13 +237,13 @@ class PythonBackend:
         return PyArray([-v for v in a.data], a.shape)
 
     def exp(self, a: PyArray) -> PyArray:
-        return PyArray(_map_guarded(math.exp, _safe_exp, a.data), a.shape)
+        return PyArray(_map_guarded(math.exp, ieee.exp, a.data), a.shape)
 
     def log(self, a: PyArray) -> PyArray:
-        return PyArray(_map_guarded(math.log, _safe_log, a.data), a.shape)
+        return PyArray(_map_guarded(math.log, ieee.log, a.data), a.shape)
 
     def sqrt(self, a: PyArray) -> PyArray:
-        return PyArray(_map_guarded(math.sqrt, _safe_sqrt, a.data), a.shape)
+        return PyArray(_map_guarded(math.sqrt, ieee.sqrt, a.data), a.shape)
 
     def tanh(self, a: PyArray) -> PyArray:
         return PyArray(list(map(math.tanh, a.data)), a.shape)

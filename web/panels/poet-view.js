@@ -1,6 +1,6 @@
 // The "A model" card's DOM and loss plot (./poet.js is its controller): Train/Stop/Resume,
 // the CPU/GPU switch, the loss curve, the readouts, the sampling controls and text, the weight files, the
-// Python source the worker reads from demos/quantum_poet.py, and the desktop command.
+// Python source the worker reads from demos/poet_model.py, and the desktop command.
 import { readouts } from "../lib/card.js";
 import { cssColor, disc, fitCanvas } from "../lib/canvas.js";
 import { commandLine } from "../lib/command.js";

@@ -6,7 +6,7 @@
 // from the tensor IR, demos/poet_device.py) and back, mid-epoch included; with no adapter the
 // GPU option is disabled and says why. A click (or arrow key) on the switch shows at once as
 // "switching to …", then as confirmed once the worker has moved training, or reverted with why.
-// The Python shown is read from demos/quantum_poet.py by the worker (poet.source).
+// The Python shown is read from demos/poet_model.py by the worker (poet.source).
 // ./poet-view.js builds the card and draws the loss; this file is the controller.
 import { pythonStarted } from "../lib/card.js";
 import { onResize } from "../lib/canvas.js";
@@ -15,7 +15,7 @@ import { downloadBytes, fromBase64, toBase64 } from "../lib/files.js";
 import { fmt } from "../lib/format.js";
 import { drawLosses, poetView } from "./poet-view.js";
 
-const SESSION = "page"; // Train runs the worker's epochs (demos/quantum_poet.py's EPOCHS)
+const SESSION = "page"; // Train runs the worker's epochs (demos/poet_model.py's EPOCHS)
 const CHUNK_MS = 100; // worker time per call, at most; one step takes 50–100 ms in Pyodide
 const CHUNK_STEPS = 1; // one step a call: Stop lands within one step
 // On the GPU a step is ~14 ms but each read back waits ~0.1 s for the queue: one epoch a call

@@ -2,7 +2,9 @@
 (and its gradient) over N points on a device; print the device, timings and a checksum.
 
 The points are ``tang.gpu.batch.sample_points`` (deterministic, the same in the page), so
-the checksum of a run can be compared across devices and machines.
+the checksum of a run can be compared across devices and machines. This module sits above
+both ``tang.compile`` (text → plan) and ``tang.gpu`` (plan → numbers), so the device layer
+never imports the parser.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import sys
 import time
 from typing import Any
 
-from ..cli import COUNT_FORMS, BadInput, count, expression_command
+from .cli_common import COUNT_FORMS, BadInput, count, expression_command
 
 HELP = "evaluate an expression (and its gradient) over many points on the GPU or CPU"
 EXAMPLES = (
@@ -61,9 +63,9 @@ def _range(text: str) -> tuple[float, float]:
 
 def run(args: argparse.Namespace) -> int:
     """Evaluate, print, return the exit status."""
-    from ..compile import expression_plan
-    from . import GPUError, device
-    from .batch import evaluate, sample_points
+    from .compile import expression_plan
+    from .gpu import GPUError, device
+    from .gpu.batch import evaluate, sample_points
 
     if args.repeat < 1:
         raise BadInput("--repeat must be at least 1")
