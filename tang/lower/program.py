@@ -285,29 +285,14 @@ def schedule(
     temps: dict[Node, str] = {}
     pending: dict[Node, tuple[Node, ...]] = {}  # inlined node -> its subtree, children first
     stored = set(outs)
-    if any(n.op == "loop" for n in order):
-        steps, leaves_in_loops = _with_loops(order, outs, uses, temps, pending, inline, max_inline)
-    else:
-        leaves_in_loops = ()
-        steps = []
-        for node in order:
-            if node.op in LEAVES:
-                continue
-            subtree: list[Node] = []
-            for a in node.args:
-                subtree.extend(pending.pop(a, ()))
-            subtree.append(node)
-            # a node used once is inlined into its user when small, or into its store line
-            if inline and uses[node] == 1 and (len(subtree) <= max_inline or node in stored):
-                pending[node] = tuple(subtree)
-            else:
-                name = f"t{len(steps)}"
-                temps[node] = name
-                steps.append(Let(name, node, tuple(subtree)))
+    constants: dict[Node, None] = {}  # the constants only loop bodies read
+    steps = _level(
+        order, stored, uses, temps, pending, inline, max_inline, itertools.count(), constants
+    )
     stores = [Store(k, o, pending.pop(o, ())) for k, o in enumerate(outs)]
     assert not pending, "every inlined node has exactly one user"
     loads = tuple(var_nodes[name] for name in inputs if name in var_nodes)
-    leaves = (*(n for n in order if n.op in LEAVES), *leaves_in_loops)
+    leaves = (*(n for n in order if n.op in LEAVES), *constants)
     columns = {name: k for k, name in enumerate(inputs)}
     statements = (*[Load(n, columns[n.name]) for n in loads], *steps, *stores)  # type: ignore[index]
     return Program(
@@ -318,25 +303,6 @@ def schedule(
 # ---------------------------------------------------------------------------------------
 # programs with loops (tang.expr.loop): each loop node a Loop statement, its body scheduled
 # as a program of its own inside it
-
-
-def _with_loops(
-    order: list[Node],
-    outs: tuple[Node, ...],
-    uses: dict[Node, int],
-    temps: dict[Node, str],
-    pending: dict[Node, tuple[Node, ...]],
-    inline: bool,
-    max_inline: int,
-) -> tuple[list, tuple[Node, ...]]:
-    """The statements of ``order`` (outer level), loops included; also the constants that
-    only loop bodies read (the printers spell them once, like the program's own)."""
-    names = itertools.count()
-    constants: dict[Node, None] = {}
-    statements = _level(
-        order, set(outs), uses, temps, pending, inline, max_inline, names, constants
-    )
-    return statements, tuple(constants)
 
 
 def _level(
@@ -350,7 +316,8 @@ def _level(
     names: Iterator[int],
     constants: dict[Node, None],
 ) -> list:
-    """Lets and Loops for one level of a program: the outer graph or a loop's body."""
+    """Lets and Loops for one level of a program: the outer graph or a loop's body (each
+    node used once and small inlined into its user, or into its store line when stored)."""
     statements: list = []
     outs_of: dict[Node, list[Node]] = {}
     for node in order:
