@@ -17,21 +17,14 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import harness
+from gpu_page import (  # the page's adapters, as benchmarks/gpu_page.py opens them
+    ADAPTERS,
+    BASE,
+    CALL,
+)
 
 import build
 
-BASE = ["--no-sandbox", "--headless=new", "--disable-background-networking", "--no-first-run"]
-ADAPTERS = {
-    "lavapipe": (
-        ["--use-angle=vulkan", "--use-webgpu-adapter=opengles"],
-        {"VK_ICD_FILENAMES": "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json"},
-    ),
-    "swiftshader": (["--enable-unsafe-webgpu"], {}),
-}
-CALL = """async ([m, p]) => {
-  try { return {ok: true, value: await window.tang.call(m, p, {timeout: 600000})}; }
-  catch (e) { return {ok: false, error: `${e.type ?? e.name}: ${e.message}`}; }
-}"""
 TARGET = 50.0  # lavapipe: the swarm ≥ 50× Pyodide's dual loop
 
 
