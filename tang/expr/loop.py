@@ -28,7 +28,6 @@ from .. import ieee
 from . import graph as G
 from .graph import Node
 
-LOOP_OPS = frozenset({"loop", "loop_out"})
 MAX_STEPS = 1 << 24  # a traced count's cap: every step number is exact in f32
 _depth = [0]  # loops being traced around the current body (their parameters stay apart)
 
@@ -81,11 +80,6 @@ class Body:
 def param(depth: int, kind: str, k: int | None = None) -> Node:
     """The parameter node of a body at ``depth``: ``i``, ``s`` (state k) or ``c`` (capture k)."""
     return G.var(f"%{depth}.{kind}" if k is None else f"%{depth}.{kind}{k}")
-
-
-def is_param(node: Node) -> bool:
-    """Whether ``node`` is a loop body's parameter (a name no parser or user makes)."""
-    return node.op == "var" and node.name.startswith("%")  # type: ignore[union-attr]
 
 
 # ---------------------------------------------------------------------------------------
