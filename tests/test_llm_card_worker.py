@@ -62,9 +62,11 @@ def test_the_loader_reads_checks_uploads_compiles_and_measures(file_bytes, open_
     assert len(loader.data) == 0  # the bytes are dropped once the device holds the weights
     facts = loader.facts()
     assert facts["weights"] == "Q4_1, Q8_0" and round(facts["weight_bytes"] / 1e6, 1) == 96.6
-    block, head = loader.model.compiled(1)
-    assert facts["kernels_lowered"] == len(block.steps) + len(head.steps)
-    assert facts["kernels_per_token"] == 30 * len(block.steps) + len(head.steps)
+    block, head, *lookup = loader.model.compiled(1)
+    assert len(lookup) == 1  # the tied table: tokens are looked up on the device
+    extra = len(lookup[0].steps)
+    assert facts["kernels_lowered"] == len(block.steps) + len(head.steps) + extra
+    assert facts["kernels_per_token"] == 30 * len(block.steps) + len(head.steps) + extra
     assert facts["device_bytes"] > facts["weight_bytes"]
     assert facts["copy_gbs"] > 0 and facts["light_tok_s"] == pytest.approx(
         facts["copy_gbs"] * 1e9 / facts["weight_bytes"]

@@ -23,9 +23,11 @@ WEIGHTS = random_weights(TINY)
 IDS = [3, 7, 1, 9, 4, 4, 2, 11, 12]
 
 
-def tiny(device, capacity: int = 16) -> Llama:
+def tiny(device, capacity: int = 16, tied: bool = False) -> Llama:
     emb = WEIGHTS["token_embd.weight"]
-    return Llama(TINY, weights_from(WEIGHTS), lambda t: emb[t], device, capacity=capacity)
+    return Llama(
+        TINY, weights_from(WEIGHTS), lambda t: emb[t], device, capacity=capacity, tied=tied
+    )
 
 
 def device(kind: str):
@@ -53,6 +55,22 @@ def test_prefill_then_decode_matches_the_independent_llama(kind: str) -> None:
     want = reference_logits(TINY, WEIGHTS, IDS)
     tolerance = 1e-9 if kind == REFERENCE else 1e-4
     np.testing.assert_allclose(got, want, atol=tolerance * np.abs(want).max())
+    model.release()
+
+
+@pytest.mark.parametrize("kind", DEVICES[1:])
+def test_a_tied_model_looks_its_tokens_up_on_the_device(kind: str) -> None:
+    """The tied table is the output projection's weights: the device gathers the rows
+    (``embed_graph``) instead of the host writing them, padded rows left at zero."""
+    model = tiny(device(kind), tied=True)
+    assert model.embeds_on_device and len(model.compiled(8)) == 3
+    rows = [model.forward(IDS[:5], 0)]
+    rows += [model.forward(IDS[k : k + 1], k) for k in range(5, len(IDS))]
+    got = np.concatenate([np.asarray(r, np.float64) for r in rows])
+    want = reference_logits(TINY, WEIGHTS, IDS)
+    np.testing.assert_allclose(got, want, atol=1e-4 * np.abs(want).max())
+    with pytest.raises(ValueError, match="outside the vocabulary"):
+        model.forward([TINY.vocab], len(IDS))
     model.release()
 
 

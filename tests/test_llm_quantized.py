@@ -127,6 +127,45 @@ def test_products_of_the_real_tensors_on_the_devices(model_file, kind, name, row
     assert held["codes"] == held["scales"] == quantized.nbytes(type_name, rows, cols)
 
 
+def lookup_graph(type_name: str, rows: int, cols: int, tokens: int) -> T.TensorGraph:
+    ids = T.input("ids", (tokens,))
+    parts = quantized.parts(type_name, rows, cols)
+    table = quantized.dequantize(
+        type_name, {p: T.input(p, s, packed=kind) for p, (s, kind) in parts.items()}
+    )
+    return T.fuse(T.graph(y=T.take(table, ids).reshape(tokens, cols)))
+
+
+@pytest.mark.parametrize("type_name", sorted(quantized.FORMATS))
+@pytest.mark.parametrize(
+    "kind",
+    [
+        "numpy",
+        "python",
+        "cpu",
+        pytest.param("c", marks=pytest.mark.toolchain),
+        pytest.param("native", marks=pytest.mark.toolchain),
+    ],
+)
+def test_rows_looked_up_in_every_format_equal_the_file_s_rows(type_name: str, kind: str) -> None:
+    """An embedding lookup reads the stored blocks of the rows it picks (``dequantize`` +
+    ``take``, one comprehension once fused) and gives the rows bit for bit; an id that
+    names no row gives zeros."""
+    rows, cols = 7, 64
+    raw = random_blocks(type_name, rows, cols, seed=11)
+    ids = np.array([6.0, 0.0, 3.0, 3.0, -1.0])
+    graph = lookup_graph(type_name, rows, cols, len(ids))
+    assert len(graph.comprehensions) == 1
+    values = {"ids": ids, "codes": raw, "scales": raw}
+    if kind in ("numpy", "python"):
+        got = T.evaluate(graph, values, backend=kind)["y"]
+    else:
+        got = T.Compiled(graph, open_device(kind))(values)["y"]
+    want = np.zeros((len(ids), cols))
+    want[:4] = oracle(raw, type_name, rows, cols)[[6, 0, 3, 3]]
+    np.testing.assert_array_equal(np.asarray(got, np.float64), want.astype(np.float32))
+
+
 def test_what_stays_quantized_and_what_it_costs() -> None:
     assert quantized.packable("Q4_1", (1536, 576)) and quantized.packable("Q8_0", (49152, 576))
     assert quantized.packable("Q4_0", (64, 32))

@@ -60,6 +60,11 @@ CASES = {
         lambda t: T.attention(t["q"], t["k"], t["v"]),
         lambda v, g: ref.attention_vjp(v["q"], v["k"], v["v"], g),
     ),
+    "take_concat_abs": (
+        lambda n: {"a": (n(), n()), "b": (n(), None), "ids": (n(), n())},
+        lambda t: T.concat([T.take(t["a"], t["ids"]).reshape(-1, t["a"].shape[1]), T.abs(t["b"])]),
+        lambda v, g: _take_concat_abs_vjp(v, g),
+    ),
     "sum_max_views": (
         lambda n: {"x": (n(), n() + 1)},
         lambda t: T.sum(T.max(t["x"].T[::-1], 0)) + T.sum(t["x"][:, 1:] * t["x"][:, :-1]),
@@ -74,6 +79,13 @@ def _sum_max_views_vjp(x: np.ndarray, g: float) -> np.ndarray:
     dx[:, 1:] += g * x[:, :-1]
     dx[:, :-1] += g * x[:, 1:]
     return dx
+
+
+def _take_concat_abs_vjp(v: dict, g: np.ndarray) -> dict[str, np.ndarray]:
+    ids = v["ids"].astype(int).ravel()
+    da = np.zeros_like(v["a"])
+    np.add.at(da, ids, g[: len(ids)])  # each picked row gets its rows' adjoints
+    return {"a": da, "b": np.sign(v["b"]) * g[len(ids) :]}
 
 
 def resolve(name: str, rng: random.Random, top: int) -> dict[str, tuple[int, ...]]:
@@ -91,6 +103,8 @@ def resolve(name: str, rng: random.Random, top: int) -> dict[str, tuple[int, ...
         raw["c"] = (raw["a"][1], raw["c"][1])
     if name.startswith("attention"):
         raw["v"] = (*raw["k"][:3], raw["v"][3])
+    if name == "take_concat_abs":
+        raw["b"] = (raw["b"][0], raw["a"][1])
     return raw
 
 
@@ -102,7 +116,9 @@ def setup(name: str, seed: int, top: int):
     vals = {k: rng.normal(size=s) for k, s in shapes.items()}
     if "targets" in vals:
         vals["targets"] = rng.integers(0, shapes["logits"][1], size=shapes["targets"]).astype(float)
-    wrt = [k for k in shapes if k != "targets"]
+    if "ids" in vals:  # whole numbers: the rows to pick (repeats included)
+        vals["ids"] = rng.integers(0, shapes["a"][0], size=shapes["ids"]).astype(float)
+    wrt = [k for k in shapes if k not in ("targets", "ids")]
     return graph, vals, wrt
 
 

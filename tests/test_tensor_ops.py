@@ -40,6 +40,12 @@ def shapes_for(name: str, rng: random.Random, small: bool) -> dict[str, tuple[in
         }
     if name == "cross_entropy":
         return {"logits": (rows, cols + 1), "targets": (rows,)}
+    if name in ("take", "take_transposed"):
+        return {"a": (rows, cols), "ids": (n(), n())}
+    if name == "concat":
+        return {"a": (rows, cols), "b": (inner, cols)}
+    if name == "one_hot":
+        return {"ids": (rows, cols)}
     return {"x": (rows, cols)}
 
 
@@ -88,6 +94,28 @@ CASES = {
         lambda t: T.attention(t["q"], t["k"], t["v"]),
         lambda v: ref.attention(v["q"], v["k"], v["v"]),
     ),
+    "abs": (lambda t: T.abs(t["x"]) - t["x"], lambda v: np.abs(v["x"]) - v["x"]),
+    "take": (
+        lambda t: T.take(t["a"], t["ids"]),
+        lambda v: np.take(v["a"], v["ids"].astype(int), 0),
+    ),
+    "take_transposed": (
+        lambda t: T.take(T.tanh(t["a"]).T, t["ids"], axis=1),
+        lambda v: np.take(np.tanh(v["a"]).T, v["ids"].astype(int), 1),
+    ),
+    "one_hot": (
+        lambda t: T.one_hot(t["ids"], 4),
+        lambda v: (v["ids"][..., None] == np.arange(4)).astype(float),
+    ),
+    "concat": (
+        lambda t: (
+            T.concat([t["a"], T.exp(t["b"]), t["a"][::-1]]) + T.concat([t["a"].T] * 2, 1).T[:1]
+        ),
+        lambda v: (
+            np.concatenate([v["a"], np.exp(v["b"]), v["a"][::-1]])
+            + np.concatenate([v["a"].T] * 2, 1).T[:1]
+        ),
+    ),
     "attention_causal_gqa": (
         lambda t: T.attention(t["q"], t["k"], t["v"], causal=True),
         lambda v: ref.attention(v["q"], v["k"], v["v"], causal=True),
@@ -116,6 +144,9 @@ def values_for(
     vals = {k: rng.normal(size=s) for k, s in shapes.items()}
     if "targets" in vals:
         vals["targets"] = rng.integers(0, shapes["logits"][1], size=shapes["targets"]).astype(float)
+    if "ids" in vals:  # rows of "a" to pick (one_hot: classes 0..3, and one out of range)
+        top = shapes["a"][0] if "a" in shapes else 5
+        vals["ids"] = rng.integers(0, top, size=shapes["ids"]).astype(float)
     return vals
 
 

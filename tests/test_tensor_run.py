@@ -24,6 +24,7 @@ import tang.gpu as gpu
 from tang import tensor as T
 from tang.tensor import TensorIRError
 from tang.tensor.kernels import lower_wgsl
+from tang.tensor.lower import lower_graph
 from tang.tensor.passes.schedule import eliminate_pinned, loop_stop, plan
 from tang.tensor.printing import format_comprehension
 
@@ -177,6 +178,37 @@ def test_a_guard_that_pins_a_reduction_variable_removes_its_loop() -> None:
     want, got = T.evaluate(back, vals), T.evaluate(pinned, vals)
     for o in back.outputs:
         np.testing.assert_allclose(got[o], want[o], rtol=1e-12, atol=1e-12)
+
+
+def test_a_gather_binds_its_index_instead_of_looping_over_the_table() -> None:
+    """``take`` is a sum over the table's rows guarded by ``row == index``; every kernel
+    language binds the row to the index it reads (one step, not a loop over the rows),
+    whatever plan options are allowed, and a fused consumer keeps the binding."""
+    table, ids = T.input("W", (50, 3)), T.input("ids", (4,))
+    graph = T.graph(y=T.take(table, ids) * 2.0)
+    (comp,) = T.fuse(graph).comprehensions
+    for options in ({}, {"registers": True}, {"workgroups": True, "registers": True}):
+        assert plan(comp, **options).kind == "per_element"
+    sources = {
+        "c": lower_graph(graph, "c", dtype="f32"),
+        "python": lower_graph(graph, "python"),
+        "wgsl": "\n".join(k.source for k in lower_wgsl(T.fuse(graph))),
+    }
+    for language, source in sources.items():
+        assert "< 50;" not in source and "range(50)" not in source, language  # no row loop
+        assert "49" in source, language  # the index kept within the table's last row
+
+
+@pytest.mark.parametrize("kind", DEVICES)
+def test_a_gather_gives_zeros_for_indices_that_name_no_row(request, kind: str) -> None:
+    dev = device_of(request, kind)
+    graph = T.graph(y=T.take(T.input("W", (6, 3)), T.input("ids", (9,))))
+    w = np.arange(18.0).reshape(6, 3) + 1.0
+    ids = np.array([0.0, 5.0, 2.0, -1.0, 6.0, 2.5, math.nan, 1e30, -math.inf])
+    want = np.zeros((9, 3))
+    want[:3] = w[[0, 5, 2]]
+    np.testing.assert_array_equal(T.evaluate(graph, {"W": w, "ids": ids})["y"], want)
+    close_in_f32(T.run(graph, {"W": w, "ids": ids}, dev)["y"], want, kind)
 
 
 def test_the_key_loop_stops_at_the_last_unmasked_key() -> None:

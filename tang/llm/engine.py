@@ -25,6 +25,7 @@ from .model import (
     DENSE,
     LlamaConfig,
     block_graph,
+    embed_graph,
     head_graph,
     weight_inputs,
 )
@@ -55,17 +56,20 @@ class Llama:
         *,
         capacity: int = 512,
         formats: Mapping[str, str] | None = None,
+        tied: bool = False,
     ) -> None:
         """``weights(name, format)`` gives a GGUF tensor by name: flat f32 numbers (numpy or
         array) for the dense format, else its bytes as stored (``tang.llm.quantized``);
         ``formats``: each weight's format by its graph name ("wq", …, "output"; dense when
-        absent); ``embedding(token)`` one row of the token embedding (looked up on the host:
-        a row read, not a product)."""
+        absent); ``embedding(token)`` one row of the token embedding, read on the host
+        unless ``tied``: then the output projection's weights are the embedding table, and
+        a device looks the tokens up in them with a gather (``embed_graph``)."""
         if not 1 <= capacity <= cfg.context:
             raise ValueError(f"capacity is 1 … {cfg.context} (the model's context), not {capacity}")
         self.cfg = cfg
         self.capacity = capacity
         self.embedding = embedding
+        self.tied = tied
         self.formats = dict(formats or {})
         self.reference = device == REFERENCE
         self.timings = {"load": 0.0, "compile": 0.0}
@@ -97,6 +101,7 @@ class Llama:
                 self.buffers[k] = stored[id(v)]
             self.pos_buffer = dev.empty(1)
             self.x_buffers: dict[int, list[Any]] = {}
+            self.id_buffers: dict[int, Any] = {}
         self._allocate_caches()
         self.timings["load"] = time.perf_counter() - start
         self._compiled: dict[int, tuple[Any, Any]] = {}
@@ -139,7 +144,7 @@ class Llama:
         def row(token: int) -> Any:  # one row dequantized from the file's bytes, when asked
             return dequantize(raw[token * size : (token + 1) * size], table.type, width)
 
-        return cls(cfg, weight, row, device, capacity=capacity, formats=formats)
+        return cls(cfg, weight, row, device, capacity=capacity, formats=formats, tied=tied)
 
     def _weight_inputs(
         self, short: str, shape: tuple[int, ...]
@@ -204,6 +209,7 @@ class Llama:
         held = {id(b): b for b in self.buffers.values()}
         held |= {id(b): b for layer in self.caches for b in layer}
         held |= {id(b): b for pair in self.x_buffers.values() for b in pair}
+        held |= {id(b): b for b in self.id_buffers.values()}
         held[id(self.pos_buffer)] = self.pos_buffer
         for compiled in self._compiled.values():
             held |= {id(b): b for b in (buf for c in compiled for buf in c.buffers.values())}
@@ -255,8 +261,9 @@ class Llama:
         block = block_graph(self.cfg, tokens, self.capacity, self.formats)
         return block, head_graph(self.cfg, tokens, self.formats.get("output", DENSE))
 
-    def compiled(self, tokens: int) -> tuple[Any, Any]:
-        """The block and head graphs for ``tokens`` compiled on the device (once)."""
+    def compiled(self, tokens: int) -> tuple[Any, ...]:
+        """The block and head graphs for ``tokens`` compiled on the device (once), then the
+        embedding lookup where the device runs it (``_unbuilt``)."""
         found = self._compiled.get(tokens)
         if found is None:
             start = time.perf_counter()
@@ -268,7 +275,7 @@ class Llama:
             self.timings["compile"] += time.perf_counter() - start
         return found
 
-    async def compiled_async(self, tokens: int) -> tuple[Any, Any]:
+    async def compiled_async(self, tokens: int) -> tuple[Any, ...]:
         """``compiled`` with the awaitable kernel builds (the page's WebGPU)."""
         found = self._compiled.get(tokens)
         if found is None:
@@ -280,33 +287,51 @@ class Llama:
             self.timings["compile"] += time.perf_counter() - start
         return found
 
-    def _unbuilt(self, tokens: int) -> tuple[Any, Any]:
+    @property
+    def embeds_on_device(self) -> bool:
+        """Whether a step looks its tokens up on the device (a tied model not on the numpy
+        reference) rather than writing rows read on the host."""
+        return self.tied and not self.reference
+
+    def _unbuilt(self, tokens: int) -> tuple[Any, ...]:
         """The graphs for ``tokens`` (the reference) or their compiled forms, kernels not
-        built yet, the head bound to its weights."""
+        built yet, the head (and the embedding lookup, when on the device) bound to their
+        weights: (block, head[, embed])."""
         block, head = self.graphs(tokens)
         if self.reference:
             return block, head
         from ..tensor.runtime import Compiled
 
-        found = (
+        found: tuple[Any, ...] = (
             Compiled(block, self.device, build=False),
             Compiled(head, self.device, build=False),
         )
-        found[1].bind(**{n: self.buffers[n] for n in self.head_inputs})
+        table = {n: self.buffers[n] for n in self.head_inputs}
+        found[1].bind(**table)
+        if self.embeds_on_device:
+            embed = embed_graph(self.cfg, tokens, self.formats.get("output", DENSE))
+            found += (Compiled(embed, self.device, build=False),)
+            found[2].bind(**{n: b for n, b in table.items() if n in embed.inputs})
         return found
 
     def kernels_per_step(self, tokens: int = 1) -> int:
         """Kernels one forward step dispatches (every block's, then the head's)."""
-        block, head = self.compiled(tokens)
+        block, head = self.compiled(tokens)[:2]
         if self.reference:
             return self.cfg.layers * len(block.comprehensions) + len(head.comprehensions)
-        return self.cfg.layers * len(block.steps) + len(head.steps)
+        embed = self.compiled(tokens)[2:]
+        return (
+            self.cfg.layers * len(block.steps) + len(head.steps) + sum(len(e.steps) for e in embed)
+        )
 
     # ---- running ----
-    def _rows(self, tokens: Sequence[int], width: int) -> list[float] | Any:
+    def _check_tokens(self, tokens: Sequence[int]) -> None:
         for t in tokens:
             if not 0 <= t < self.cfg.vocab:
                 raise ValueError(f"token {t} is outside the vocabulary (0 … {self.cfg.vocab - 1})")
+
+    def _rows(self, tokens: Sequence[int], width: int) -> list[float] | Any:
+        self._check_tokens(tokens)
         rows = [self.embedding(t) for t in tokens]
         if rows and hasattr(rows[0], "dtype"):
             import numpy as np
@@ -347,19 +372,30 @@ class Llama:
             )
         return bucket(n)
 
-    def _launch(self, tokens: Sequence[int], pos: int, compiled: tuple[Any, Any]) -> Any:
-        """Record one step's dispatches on the device (every block, then the head) and
-        return the compiled head, whose ``logits`` buffer holds the answer."""
-        block, head = compiled
+    def _launch(self, tokens: Sequence[int], pos: int, compiled: tuple[Any, ...]) -> Any:
+        """Record one step's dispatches on the device (the lookup when it runs there, every
+        block, then the head) and return the compiled head, whose ``logits`` buffer holds
+        the answer."""
+        block, head, *embed = compiled
         width = bucket(len(tokens))
-        x = self._rows(tokens, width)
         dev = self.device
         pair = self.x_buffers.get(width)
         if pair is None:
             pair = self.x_buffers[width] = [dev.empty(width * self.cfg.width) for _ in range(2)]
-        dev.write(pair[0], x)
+        if embed:
+            self._check_tokens(tokens)
+            ids = self.id_buffers.get(width)
+            if ids is None:
+                ids = self.id_buffers[width] = dev.empty(width)
+            padded = [float(t) for t in tokens] + [-1.0] * (width - len(tokens))  # -1: zeros
+            dev.write(ids, array("f", padded))
+        else:
+            dev.write(pair[0], self._rows(tokens, width))
         dev.write(self.pos_buffer, array("f", [float(pos)]))
         with dev.batch():
+            if embed:
+                embed[0].bind(ids=ids, x=pair[0])
+                embed[0].dispatch()
             for layer in range(self.cfg.layers):
                 k_in, v_in, k_out, v_out = self.caches[layer]
                 block.bind(
@@ -408,6 +444,9 @@ class Llama:
                 for buf in pair:
                     buf.release()
             self.x_buffers.clear()
+            for buf in self.id_buffers.values():
+                buf.release()
+            self.id_buffers.clear()
         self._compiled.clear()
 
     def release(self) -> None:

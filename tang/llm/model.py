@@ -24,6 +24,7 @@ from ..tensor import frontend as tf
 from ..tensor import ops
 from ..tensor.comprehension import TensorGraph
 from ..tensor.frontend import Tensor, comprehend
+from ..tensor.passes import fuse
 from . import quantized
 
 # the weights of one block, by their names in the graph (GGUF names after "blk.N.")
@@ -238,6 +239,18 @@ def block_graph(
     return tf.graph(y=y, k_next=k_next, v_next=v_next)
 
 
+def embed_graph(cfg: LlamaConfig, tokens: int, fmt: str = DENSE) -> TensorGraph:
+    """The token embedding as a gather from the output projection's weights (a tied
+    model's table, as stored): x (T, width) from ids (T,), token numbers held as floats;
+    an id of -1 (a padded row) gives a row of zeros. One step per weight read: the kernel
+    binds the row to the id (``schedule.data_pin``)."""
+    ids = tf.input("ids", (tokens,))
+    table = _weight("output", (cfg.vocab, cfg.width), fmt)
+    rows = table if isinstance(table, Tensor) else quantized.dequantize(*table)
+    # fused: each picked weight is dequantized where it is read, never the whole table
+    return fuse(tf.graph(x=ops.take(rows, ids).reshape(tokens, cfg.width)))
+
+
 def head_graph(cfg: LlamaConfig, tokens: int, fmt: str = DENSE) -> TensorGraph:
     """The final norm and the output projection: logits (T, vocab) from x (T, width)."""
     x = tf.input("x", (tokens, cfg.width))
@@ -254,6 +267,7 @@ __all__ = [
     "attend",
     "block_graph",
     "cache_update",
+    "embed_graph",
     "head_graph",
     "linear",
     "project",

@@ -104,9 +104,38 @@ def linear(x: Tensor, type_name: str, inputs: dict[str, Tensor]) -> Tensor:
     return comprehend("tj", operands, body)
 
 
+def dequantize(type_name: str, inputs: dict[str, Tensor]) -> Tensor:
+    """The (rows, K) weight its ``parts`` inputs hold, as an element-wise comprehension
+    shaped (rows, blocks, …) whose row-major order is the weights' (reshape it to (rows, K)
+    after picking rows: the block axes keep every read affine, so the pick fuses with it).
+    Each weight reads its own code and scale: what a lookup of a few rows needs (a product
+    uses ``linear``, which reads each code once for every weight it holds)."""
+    f = FORMATS[type_name]
+    scales = inputs["scales"]
+    operands: list[tuple[Tensor, str]] = [(scales[:, :, 0], "jb")]
+    if f.has_min:
+        operands.append((scales[:, :, 1], "jb"))
+    if f.codes == "i8":
+        codes = inputs["codes"][:, :, f.offset :]
+        return comprehend("jbw", [*operands, (codes, "jbw")], lambda d, q: d * q)
+    # weight 16h + 2k + e of a block is nibble (e, h) of 16-bit element k (see ``linear``)
+    operands.append((inputs["codes"][:, :, f.offset // 2 :], "jbk"))
+
+    def body(ix: Any, d: Any, *rest: Any) -> Any:
+        low, v = rest if f.has_min else (None, *rest)
+        shifted = [v, g.floor(v * 0.0625), g.floor(v * 0.00390625), g.floor(v * 0.000244140625)]
+        codes = [a - 16.0 * b for a, b in itertools.pairwise(shifted)] + [shifted[3]]
+        high, odd = g.eq(ix["h"], 1.0), g.eq(ix["e"], 1.0)
+        code = g.select(odd, g.select(high, codes[3], codes[2]), g.select(high, codes[1], codes[0]))
+        code = code - f.bias if f.bias else code
+        return d * code if low is None else d * code + low
+
+    return comprehend("jbhke", operands, body, extents={"h": 2, "e": 2}, index=True)
+
+
 def nbytes(type_name: str, rows: int, cols: int) -> int:
     """Bytes of one matrix as stored (what a step reads of it)."""
     return rows * cols // BLOCK * FORMATS[type_name].size
 
 
-__all__ = ["BLOCK", "FORMATS", "Format", "linear", "nbytes", "packable", "parts"]
+__all__ = ["BLOCK", "FORMATS", "Format", "dequantize", "linear", "nbytes", "packable", "parts"]

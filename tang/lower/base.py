@@ -275,6 +275,7 @@ LOOP_NEST = (
     "declare_index",
     "as_value",
     "clamp",
+    "to_index",
     "element",
     "array",
     "unravel",
@@ -343,6 +344,9 @@ class Printer:
     declare_index: str  # an integer local: {name}, {expr}
     as_value: str  # an index variable used as a number: {name}, {type}
     clamp: str  # a position kept inside its buffer: {p}, {last}
+    # a number read from memory as a position in [0, {last}]: whole part, nan → 0 ({x} is
+    # a local's name; a gather's index, see tang.tensor.passes.schedule.data_pin)
+    to_index: str
     element: str  # one element of a buffer, private or workgroup array: {name}, {i}
     array: str  # a private array of {size} elements set to {value}: {type}, {name}
     unravel: str  # one axis of a flat index: {flat}, {stride}, {extent}

@@ -30,6 +30,7 @@ class C(Printer):
     declare_index = "const long {name} = {expr};"
     as_value = "(({type}){name})"
     clamp = "(({p}) < 0 ? 0 : ({p}) > {last} ? {last} : ({p}))"
+    to_index = "({x} > 0 ? ({x} < {last} ? (long){x} : {last}) : 0)"
     element = "{name}[{i}]"
     array = "{type} {name}[{size}];"
     unravel = "{flat} / {stride} % {extent}"

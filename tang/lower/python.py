@@ -51,6 +51,7 @@ class Python(Printer):
     declare_index = "{name} = {expr}"
     as_value = "{name}"
     clamp = "min(max({p}, 0), {last})"
+    to_index = "(int({x}) if 0 < {x} < {last} else ({last} if {x} >= {last} else 0))"
     element = "{name}[{i}]"
     array = "{name} = [{value}] * {size}"
     unravel = "{flat} // {stride} % {extent}"

@@ -87,6 +87,7 @@ class WGSL(Printer):
     declare_index = "let {name} = {expr};"
     as_value = "{type}({name})"
     clamp = "clamp({p}, 0, {last})"
+    to_index = "select(0, select({last}, i32({x}), {x} < {type}({last})), {x} > 0.0)"
     element = "{name}[{i}]"
     array = "var {name}: array<{type}, {size}>;"
     unravel = "{flat} / {stride} % {extent}"

@@ -29,8 +29,10 @@ from .comprehension import (
 from .evaluate import evaluate, reduction_trace
 from .frontend import Tensor, as_tensor, comprehend, graph, input
 from .ops import (
+    abs,
     add,
     attention,
+    concat,
     cross_entropy,
     div,
     exp,
@@ -46,6 +48,7 @@ from .ops import (
     minimum,
     mul,
     neg,
+    one_hot,
     power,
     prod,
     reduce,
@@ -59,6 +62,7 @@ from .ops import (
     sub,
     sum,
     swiglu,
+    take,
     tanh,
 )
 from .passes import fuse, grad, online_rescale
@@ -86,12 +90,14 @@ __all__ = [
     "TensorIRError",
     "Tuning",
     "View",
+    "abs",
     "add",
     "as_tensor",
     "attention",
     "compile",
     "compile_async",
     "comprehend",
+    "concat",
     "cross_entropy",
     "div",
     "evaluate",
@@ -114,6 +120,7 @@ __all__ = [
     "monoid",
     "mul",
     "neg",
+    "one_hot",
     "online_rescale",
     "power",
     "prod",
@@ -132,6 +139,7 @@ __all__ = [
     "sub",
     "sum",
     "swiglu",
+    "take",
     "tanh",
     "tune",
     "tune_async",

@@ -23,7 +23,7 @@ from ..lower import BACKENDS
 from ..lower.base import ATOM, LOOP_NEST, LOOP_NEST_FUNCTION, identifiers
 from ..lower.program import ABS, Let, Store, schedule
 from .comprehension import Comprehension, Inline, Load, Monoid, TensorGraph
-from .passes.schedule import Plan, eliminate_pinned, lanes_plan, loop_stop
+from .passes.schedule import Plan, data_pin, eliminate_pinned, lanes_plan, loop_stop
 from .passes.schedule import plan as schedule_plan
 from .printing import format_comprehension
 from .view import row_major
@@ -265,20 +265,41 @@ def _value(
     state = [f"{p}s{k}" for k in range(monoid.arity)]
     for s, v in zip(state, monoid.identity):
         w.emit(w.printer.state.format(type=w.type, name=s, value=w.literal(v)))
-    if lanes > 1:
+    pin = data_pin(comp)
+    if lanes > 1 and pin is None:
         _split_reduction(w, sc, lanes, state)
     else:
-        for n, e in comp.reduce:
+        loops = [(n, e) for n, e in comp.reduce if pin is None or n != pin[0]]
+        for n, e in loops:
             w.loop(sc.local[n], _stop(sc, e))
-        sc.load(comp.body)
+        loaded: set[str] = set()
+        if pin is not None:  # the one step that can count: r bound to the data's value
+            r, key = pin
+            loaded = _bind_pinned(sc, r, key, dict(comp.reduce)[r])
+        sc.load(comp.body, only=lambda name: name not in loaded)
         element = _elements(w, comp, comp.body, names, p)
         _fold(w, monoid, range(monoid.arity), dict(zip(monoid.state, state)), element, state, p)
-        for _ in comp.reduce:
+        for _ in loops:
             w.end_loop()
     if comp.epilogue is None:
         return state[0]
     sc.load([comp.epilogue])
     return w.expressions([comp.epilogue], names | dict(zip(monoid.state, state)), f"{p}e")[0]
+
+
+def _bind_pinned(sc: _Scope, r: str, key: Node, extent: int) -> set[str]:
+    """Declare reduction variable ``r`` as the whole number ``key`` holds, kept in
+    ``[0, extent)`` (nan and out-of-range values land inside the buffer; the body's own
+    ``r == key`` guard discards them). Returns the reads declared for ``key``."""
+    w = sc.w
+    used = {n.name for n in topo_order([key]) if n.op == "var"} & set(sc.comp.reads)
+    sc.load([key])
+    (text,) = w.expressions([key], dict(sc.names), f"{sc.p}k")
+    number = f"{sc.p}key"
+    w.emit(w.printer.declare.format(type=w.type, name=number, expr=text))
+    position = w.printer.to_index.format(x=number, last=extent - 1, type=w.type)
+    w.emit(w.printer.declare_index.format(name=sc.local[r], expr=position))
+    return used
 
 
 def _initial_array(w: _Writer, name: str, size: int, value: float, lane: str) -> None:

@@ -5,6 +5,7 @@ generic passes in ``tang.tensor.passes``."""
 from __future__ import annotations
 
 import builtins
+import itertools
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -14,6 +15,7 @@ from ..expr.graph import Node
 from ..expr.ops import LN2, LOG2E
 from .comprehension import MAX, MIN, PROD, SUM, Monoid, TensorIRError
 from .frontend import OPERATORS, Tensor, _letters, as_tensor, comprehend
+from .view import View
 
 Operand = Tensor | float | int
 
@@ -116,6 +118,90 @@ def maximum(a: Operand, b: Operand) -> Tensor:
 
 def minimum(a: Operand, b: Operand) -> Tensor:
     return map_(g.minimum, a, b)
+
+
+def abs(a: Tensor) -> Tensor:
+    """|a| element by element (the slope at 0 is +1, as everywhere in tang)."""
+    return map_(g.abs_, a)
+
+
+# ---- indexing by data and joining ----------------------------------------------------------
+
+
+def take(a: Tensor, indices: Tensor, axis: int = 0) -> Tensor:
+    """numpy's ``take``: the slices of ``a`` along ``axis`` that ``indices`` names, shaped
+    ``a.shape[:axis] + indices.shape + a.shape[axis+1:]`` (an embedding lookup is
+    ``take(table, ids)``). Indices are whole numbers held as floats; one that is not a
+    whole number in ``[0, n)`` gives zeros. Defined as ``Σ_k where(k == index, a[k], 0)``:
+    a kernel runs the one step ``k = index`` (``schedule.data_pin``), and the gradient
+    with respect to ``a`` (a sum of the rows each index picked) is derived from it."""
+    a, indices = as_tensor(a), as_tensor(indices)
+    if a.ndim == 0:
+        raise TensorIRError("take needs a tensor of rank 1 or more to pick from")
+    axis = _axes(a, axis)[0]
+    rank = a.ndim - 1 + indices.ndim
+    letters = _letters(rank + 1)
+    out, picked = letters[:rank], letters[rank]
+    a_letters = out[:axis] + picked + out[axis + indices.ndim :]
+    at = out[axis : axis + indices.ndim]
+    return comprehend(
+        out,
+        [(a, a_letters), (indices, at)],
+        lambda ix, value, index: g.select(g.eq(ix[picked], index), value, 0.0),
+        index=True,
+    )
+
+
+def one_hot(indices: Tensor, n: int) -> Tensor:
+    """``indices.shape + (n,)``: 1 where the last index equals the element, else 0 (an index
+    that is not a whole number in ``[0, n)`` gives a row of zeros)."""
+    indices = as_tensor(indices)
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise TensorIRError(f"one_hot needs a positive number of classes, got {n!r}")
+    letters = _letters(indices.ndim + 1)
+    return comprehend(
+        letters,
+        [(indices, letters[:-1])],
+        lambda ix, v: g.select(g.eq(ix[letters[-1]], v), 1.0, 0.0),
+        extents={letters[-1]: n},
+        index=True,
+    )
+
+
+def concat(tensors: Sequence[Tensor], axis: int = 0) -> Tensor:
+    """numpy's ``concatenate``: the tensors joined along ``axis`` (their other extents
+    equal). Each is read through a view shifted to its place, under a guard that keeps
+    only its own stretch, so the gradient of each part is derived, not written."""
+    parts = [as_tensor(t) for t in tensors]
+    if not parts:
+        raise TensorIRError("concat needs at least one tensor")
+    first = parts[0]
+    if first.ndim == 0:
+        raise TensorIRError("concat joins tensors of rank 1 or more")
+    axis = _axes(first, axis)[0]
+    for t in parts[1:]:
+        others = [n for k, n in enumerate(t.shape) if k != axis]
+        if t.ndim != first.ndim or others != [n for k, n in enumerate(first.shape) if k != axis]:
+            raise TensorIRError(
+                f"concat along axis {axis}: shapes {[p.shape for p in parts]} differ elsewhere"
+            )
+    ends = list(itertools.accumulate(t.shape[axis] for t in parts))
+    shape = (*first.shape[:axis], ends[-1], *first.shape[axis + 1 :])
+    letters = _letters(len(shape))
+    shifted = []
+    for t, end in zip(parts, ends):
+        start = end - t.shape[axis]
+        stride = t.view.strides[axis]
+        view = View(shape, t.view.strides, t.view.offset - start * stride)
+        shifted.append((t._with(view), letters))
+
+    def body(ix: dict[str, Node], *values: Node) -> Node:
+        out = values[-1]
+        for value, end in zip(values[-2::-1], ends[-2::-1]):
+            out = g.select(g.lt(ix[letters[axis]], float(end)), value, out)
+        return out
+
+    return comprehend(letters, shifted, body, index=True)
 
 
 # ---- reductions --------------------------------------------------------------------------
@@ -300,7 +386,8 @@ def attention(
 OPS: dict[str, Callable[..., Tensor]] = {
     name: globals()[name]
     for name in (  # noqa: SIM905 - a block of names reads better than a list of strings
-        "add sub mul div neg power exp log sqrt tanh sigmoid relu silu maximum minimum sum max "
+        "add sub mul div neg power exp log sqrt tanh sigmoid relu silu maximum minimum abs take "
+        "one_hot concat sum max "
         "min prod mean matmul softmax logsumexp log_softmax cross_entropy rms_norm rope swiglu "
         "attention"
     ).split()

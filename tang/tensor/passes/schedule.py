@@ -31,6 +31,9 @@ Three plans, each chosen by a generic test of the body's dependence structure (n
 - ``vector`` with ``vector_rows`` > 1: the vector plan over that many rows of another output
   axis at once (``a``), each row's state in private arrays over the rows, so what the rows
   read is read once and their chains of steps interleave.
+- a sum pinned by data (``data_pin``): ``Σ_r where(r == e, value, 0)`` with ``e`` read from
+  memory (a gather's index, a picked class) runs its one step at ``r = e`` instead of
+  looping over ``r``, whatever the plan options; the evaluators still sum every step.
 - ``lanes`` (``registers``, compiled C): a split reduction. A long one-variable reduction
   folds into ``lanes`` interleaved partial states (step ``k`` into lane ``k mod lanes``),
   which the compiler vectorises; the lanes combine at the end. Any monoid's combine is
@@ -260,6 +263,8 @@ def lanes_plan(comp: Comprehension, lanes: int, least: int) -> Plan | None:
     LANES_MIN_LAST of them), the others loop around it."""
     if lanes < 2 or not comp.reduce or math.prod(e for _, e in comp.reduce) < least:
         return None
+    if data_pin(comp) is not None:
+        return None
     last = comp.reduce[-1][1]
     if len(comp.reduce) > 1:
         if last < LANES_MIN_LAST:
@@ -372,6 +377,28 @@ def eliminate_pinned(comp: Comprehension) -> Comprehension:
     return comp
 
 
+def data_pin(comp: Comprehension) -> tuple[str, Node] | None:
+    """``(r, e)`` for a sum whose body is ``where(r == e, value, 0)`` (either side of the
+    ``==``), ``r`` a reduction variable and ``e`` a value that does not vary along it (read
+    from memory: an index tensor): only the step ``r = e`` can add anything, so a kernel
+    binds ``r`` to ``e`` (kept in range; the guard still discards a value that is not a
+    whole number in range) instead of looping. None for any other comprehension."""
+    if comp.monoid is not SUM or not comp.reduce:
+        return None
+    body = comp.body[0]
+    if body.op != "select" or body.args[0].op != "eq":
+        return None
+    other = body.args[2]
+    if other.op != "const" or other.value != 0.0:
+        return None
+    reduced = {n for n, _ in comp.reduce}
+    a, b = body.args[0].args
+    for x, e in ((a, b), (b, a)):
+        if x.op == "var" and x.name in reduced and not comp.depends_on(e, [x.name]):
+            return x.name, e  # type: ignore[return-value]
+    return None
+
+
 def loop_stop(comp: Comprehension) -> tuple[dict[str, int], int] | None:
     """An upper bound on a one-variable reduction below which every element may differ
     from the monoid's identity: when each body component is ``where(r ≤ f, x, identity)``
@@ -422,7 +449,9 @@ def plan(
     and barriers (WGSL kernels), ``registers`` the register-blocked and split-lane plans
     (compiled C; WGSL without workgroups), ``vector_rows`` vector plans over several rows.
     A vector plan is preferred: it removes work, tiles only
-    move it."""
+    move it. A sum pinned by data (``data_pin``) runs per element: it has one step."""
+    if data_pin(comp) is not None:
+        return Plan()
     found = _vector_plan(comp, vector_rows)
     if found is None and registers:
         found = _blocked_plan(comp, block) or lanes_plan(comp, lanes, lanes_min)
@@ -444,6 +473,7 @@ __all__ = [
     "TREE_WIDTH",
     "Plan",
     "cost",
+    "data_pin",
     "eliminate_pinned",
     "lanes_plan",
     "loop_stop",
