@@ -6,7 +6,10 @@ bandwidth, measured by a copy kernel in this run); kernels per decode step; spec
 (prompt-lookup) acceptance and speed-up.
 
     python benchmarks/llm.py [--model PATH] [--device c,native] [--tokens 64] [--no-peers]
-                             [--page [lavapipe,swiftshader]]
+                             [--page [lavapipe,swiftshader]] [--lookup]
+
+--lookup adds, per device, decode speed with the tokens looked up on the device (the tied
+table, a gather in the tensor IR) next to the host writing each step's rows, in turns.
 
 --page adds the page's LLM card in headless Chromium (benchmarks/llm_page.py) on each named
 WebGPU adapter: its decode speed, the fraction of the speed of light it reads on its own
@@ -69,7 +72,7 @@ def tang_figures(path: Path, kind: str, ids: list[int], echo: list[int], n: int)
     light = peak.copy_gbs * 1e9 / weight_bytes  # tokens/s if every weight byte streamed once
     plain, plain_stats = run(model, echo, n)
     fast, fast_stats = run(model, echo, n, speculate=4)
-    block, head, *_ = model.compiled(1)
+    block, head, *lookup = model.compiled(1)
     out = {
         "device": f"{kind} ({dev.name})",
         "copy_gbs": peak.copy_gbs,
@@ -82,13 +85,34 @@ def tang_figures(path: Path, kind: str, ids: list[int], echo: list[int], n: int)
         "light_tok_s": light,
         "dispatches": model.kernels_per_step(1),
         "comprehensions": model.cfg.layers * len(block.graph.comprehensions)
-        + len(head.graph.comprehensions),
+        + sum(len(c.graph.comprehensions) for c in (head, *lookup)),
         "acceptance": fast_stats.acceptance,
         "speculative_speedup": fast_stats.decode_tok_s / plain_stats.decode_tok_s,
         "speculative_same": fast == plain,
     }
     model.release()
     return out
+
+
+def lookup_figures(path: Path, kind: str, ids: list[int], n: int, repeat: int = 3) -> dict:
+    """Decode tok/s (the best of ``repeat`` runs of ``n`` tokens, the two taking turns
+    after a first compiling run each) with the tokens looked up on the device and with the
+    host writing their rows; and whether both decode the same tokens."""
+    dev = gpu.device(kind, fallback=False)
+    models = {
+        "device": Llama.from_gguf(path, dev),
+        "host": Llama.from_gguf(path, dev, device_lookup=False),
+    }
+    best: dict[str, float] = {}
+    tokens: dict[str, list[int]] = {}
+    for round_ in range(repeat + 1):
+        for name, model in models.items():
+            tokens[name], stats = run(model, ids, n if round_ else 2)
+            if round_:
+                best[name] = max(best.get(name, 0.0), stats.decode_tok_s)
+    for model in models.values():
+        model.release()
+    return {**best, "same": tokens["device"] == tokens["host"]}
 
 
 def peer_figures(path: Path, ids: list[int], n: int) -> dict[str, dict | str]:
@@ -116,6 +140,9 @@ def main() -> int:
     parser.add_argument("--device", default="c,native", help="tang devices, comma-separated")
     parser.add_argument("--tokens", type=int, default=64)
     parser.add_argument("--no-peers", action="store_true", help="tang only")
+    parser.add_argument(
+        "--lookup", action="store_true", help="also device token lookup against host rows"
+    )
     parser.add_argument(
         "--page",
         nargs="?",
@@ -154,6 +181,13 @@ def main() -> int:
             f"decode speed-up {f['speculative_speedup']:.2f}x, "
             f"output identical: {f['speculative_same']}"
         )
+        if args.lookup:
+            look = lookup_figures(path, kind, ids, args.tokens)
+            print(
+                f"  token lookup: on the device {look['device']:.1f} tok/s, rows written by "
+                f"the host {look['host']:.1f} tok/s "
+                f"(device/host {look['device'] / look['host']:.2f}); same tokens: {look['same']}"
+            )
     if args.page:
         from llm_page import page_figures
 

@@ -99,3 +99,16 @@ def test_the_model_answers_paris_and_speculation_changes_nothing(model_file, pro
     first = list(generate(model, prompt_ids, max_tokens=2))
     assert vocab[first[0]] == "ĠParis"
     model.release()
+
+
+def test_the_device_lookup_gives_the_host_rows_logits_bit_for_bit(model_file, prompt_ids, c_device):
+    """SmolLM2's output projection is its embedding table (tied): the device gathers the
+    prompt's rows from the Q8_0 bytes it already holds instead of the host writing them."""
+    on_device = Llama.from_gguf(model_file, c_device, capacity=64)
+    on_host = Llama.from_gguf(model_file, c_device, capacity=64, device_lookup=False)
+    assert on_device.embeds_on_device and not on_host.embeds_on_device
+    ids = prompt_ids[:7]
+    np.testing.assert_array_equal(on_device.forward(ids, 0), on_host.forward(ids, 0))
+    np.testing.assert_array_equal(on_device.forward(ids[:1], 7), on_host.forward(ids[:1], 7))
+    for model in (on_device, on_host):
+        model.release()

@@ -109,11 +109,19 @@ class Llama:
     # ---- loading ----
     @classmethod
     def from_gguf(
-        cls, source: Any, device: Any = None, *, capacity: int = 512, quantized: bool = True
+        cls,
+        source: Any,
+        device: Any = None,
+        *,
+        capacity: int = 512,
+        quantized: bool = True,
+        device_lookup: bool = True,
     ) -> Llama:
         """The model in a GGUF file (a path or an open ``tang.io.gguf`` file). With
         ``quantized`` its Q4_0, Q4_1 and Q8_0 matrices stay as stored on the device
-        (dequantized in the products); otherwise every weight is f32."""
+        (dequantized in the products); otherwise every weight is f32. A tied model looks
+        its tokens up on the device unless ``device_lookup`` is False (the host then
+        writes the rows, as for an untied one: what the lookup is measured against)."""
         from ..io import gguf
         from ..io.quant import block_format, dequantize
 
@@ -144,7 +152,8 @@ class Llama:
         def row(token: int) -> Any:  # one row dequantized from the file's bytes, when asked
             return dequantize(raw[token * size : (token + 1) * size], table.type, width)
 
-        return cls(cfg, weight, row, device, capacity=capacity, formats=formats, tied=tied)
+        lookup = tied and device_lookup
+        return cls(cfg, weight, row, device, capacity=capacity, formats=formats, tied=lookup)
 
     def _weight_inputs(
         self, short: str, shape: tuple[int, ...]
