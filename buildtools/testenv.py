@@ -22,6 +22,7 @@ APT_PACKAGES = (
     "glslang-tools",
     "pocl-opencl-icd",
     "ocl-icd-libopencl1",
+    "valgrind",  # tang.crypto's constant-time check (memcheck, memcheck.h)
 )
 
 

@@ -82,6 +82,12 @@ EXAMPLES: tuple[Example, ...] = (
         ("demos.transformer", "--n", "256", "--d", "32", "--repeat", "1"),
     ),
     Example(
+        "Post-quantum keys in constant time",
+        "ML-KEM-768 (FIPS 203) on integer tensor graphs: keys, a shared secret, its "
+        "decapsulation; taint-checked, and printed as C with python -m tang.crypto c.",
+        ("tang.crypto", "kem", "ML-KEM-768"),
+    ),
+    Example(
         "A pretrained LLM on derived kernels",
         "SmolLM2-135M-Instruct, 4-bit, decoded by kernels tang lowers from comprehensions "
         "(fetched once, 93 MB, on the first run), as the page's card does on WebGPU.",

@@ -38,6 +38,7 @@ from toolchains import evaluate_f32, kind
 from tang.expr import graph as g
 from tang.expr.grad import gradient
 from tang.expr.graph import PRIMITIVES, Graph, Node, evaluate, topo_order, var
+from tang.expr.ops import INTEGER_OPS
 from tang.expr.text import to_text
 from tang.lower import BACKENDS, lower, schedule
 from tests.skips import skip_missing, skip_missing_tool
@@ -208,7 +209,9 @@ def source(batch: Batch, backend: str, **kw) -> str:
 def test_batch_is_large_and_varied(batch):
     assert len(batch.exprs) >= 200 and batch.m == 4 * len(batch.exprs)
     ops = {n.op for n in topo_order(batch.outputs)}
-    assert ops == set(PRIMITIVES)  # every primitive is printed and run
+    # every float primitive is printed and run (the integer ones, which only integer types
+    # print, are run in Python and C by tests/test_crypto_mlkem.py)
+    assert ops == set(PRIMITIVES) - INTEGER_OPS
     kinds = {kind(v) for row in batch.ref for v in row}
     assert kinds == {"num", "nan", "inf", "-inf"}  # singular values occur in the batch
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import math
+import operator
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -28,6 +29,7 @@ from tang.lower import BACKENDS, Printer
 from tang.lower.base import LOOP_NEST, LOOP_NEST_FUNCTION
 
 PRINTED_ONLY = {"sub"}  # printer forms that are not graph ops (an add of a negation)
+INT_ARITHMETIC = ("add", "mul", "neg", "lt", "le", "eq", "select")
 
 
 def registry_problems(
@@ -47,13 +49,17 @@ def registry_problems(
                 problems.append(f"{name}: no {field}")
         if p.spelling.count("{") != p.arity:
             problems.append(f"{name}: its spelling names {p.spelling.count('{')} operands")
-        if p.call is not None and p.call not in FUNCTIONS:
+        if p.call is not None and not p.integer and p.call not in FUNCTIONS:
             problems.append(f"{name}: tang's parser has no function {p.call!r}")
+    floats = [name for name in operations if not registry[name].integer]
+    # an integer type spells the integer ops and the arithmetic, comparisons and select
+    integers = [name for name in operations if registry[name].integer] + list(INT_ARITHMETIC)
     for backend, printer in printers.items():
-        for dtype in printer.dtypes:
+        for dtype in printer.dtypes + printer.int_dtypes:
             table = printer.table(dtype)
+            needed = integers if dtype in printer.int_dtypes else floats
             problems += [
-                f"{name}: no {backend} {dtype} spelling" for name in operations if name not in table
+                f"{name}: no {backend} {dtype} spelling" for name in needed if name not in table
             ]
             problems += [
                 f"{backend} {dtype} spells {op!r}, which the registry lacks"
@@ -108,7 +114,14 @@ def test_a_table_naming_an_op_the_registry_lacks_is_named():
 def test_derived_tables_are_the_registry():
     assert set(g.PRIMITIVES) == set(ops.OPS)
     assert set(VJP) == set(REPLAY) == set(BUILD) == set(ops.OPERATIONS)
-    assert {"lt", "le", "eq"} == g.BOOL_OPS and {"add", "mul", "eq"} == g.COMMUTATIVE
+    assert {"lt", "le", "eq"} == g.BOOL_OPS and {
+        "add",
+        "mul",
+        "eq",
+        "bitand",
+        "bitor",
+        "bitxor",
+    } == g.COMMUTATIVE
     for name, p in ops.OPS.items():
         assert g.PRIMITIVES[name] == (p.arity, p.kernel)
 
@@ -125,7 +138,12 @@ def _vjp_partials(name: str, values: list[float]) -> list[float]:
 
 
 @pytest.mark.parametrize(
-    "name", [n for n in ops.OPERATIONS if not ops.OPS[n].boolean and n != "select"]
+    "name",
+    [
+        n
+        for n in ops.OPERATIONS
+        if not ops.OPS[n].boolean and not ops.OPS[n].integer and n != "select"
+    ],
 )
 def test_dual_forward_rules_agree_with_the_registry(name):
     """Dual's hand-written methods (kept for speed) and the registry's reverse-mode rule give
@@ -144,6 +162,38 @@ def test_dual_forward_rules_agree_with_the_registry(name):
 def _same(a: float, b: float) -> bool:
     """Equal to rounding, or both nan (sqrt and log2 below 0)."""
     return (a != a and b != b) or math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-15)
+
+
+def test_integer_ops_agree_with_python_on_ints_nodes_and_numpy():
+    """The integer ops are Python's own operators on whole numbers, through the kernel, a
+    traced node, tang's generic function and the numpy bridge; none has a derivative."""
+    from tang.expr.generic import PRIMITIVES as GENERIC
+
+    np = pytest.importorskip("numpy", reason="the numpy oracle is optional")
+    python = {
+        "bitand": operator.and_,
+        "bitor": operator.or_,
+        "bitxor": operator.xor,
+        "shl": operator.lshift,
+        "shr": operator.rshift,
+        "mod": operator.mod,
+    }
+    assert set(python) == ops.INTEGER_OPS
+    x, y = g.var("x"), g.var("y")
+    for name, fn in python.items():
+        p = ops.OPS[name]
+        traced = fn(x, y)
+        assert traced.op == name and fn(3, x).op == name  # Node's operators, both sides
+        assert p.vjp(None, None, None, x, y) == (None, None)
+        for a, b in ((-13, 3), (3329, 5), (255, 7), (0, 4)):
+            want = fn(a, b)
+            assert p.kernel(float(a), float(b)) == want
+            assert g.evaluate([traced], {"x": a, "y": b}) == [want]
+            assert GENERIC[name](a, b) == want and GENERIC[name](x, b) is g.make(name, x, b)
+            got = p.numpy(np, np.array([float(a)]), np.array([float(b)]))
+            assert got.tolist() == [want]
+    assert "mod" in ops.VARIABLE_TIME and "recip" in ops.VARIABLE_TIME
+    assert not {"add", "mul", "select", "bitand", "shr", "floor"} & ops.VARIABLE_TIME
 
 
 def test_select_moves_the_tangent_of_the_branch_taken():
@@ -169,10 +219,15 @@ def test_sympy_and_numpy_spell_every_op():
             node = g.select(g.lt(x, y), x * 2.0, y)
         else:
             node = g.CONSTRUCTORS[name](*[x, y][: p.arity])
-        back = from_sympy(to_sympy(node))
         at = {"x": 0.7, "y": 1.1}
-        assert math.isclose(g.evaluate([back], at)[0], g.evaluate([node], at)[0], rel_tol=1e-12)
-        got = evaluate_numpy([node], {"x": np.array([0.7]), "y": np.array([1.1])})[0][0]
+        if p.integer:  # whole numbers; sympy has no bits (to_sympy keeps it a function)
+            at = {"x": -13.0, "y": 3.0}
+            assert str(to_sympy(node)).startswith(name + "(")
+        else:
+            back = from_sympy(to_sympy(node))
+            assert math.isclose(g.evaluate([back], at)[0], g.evaluate([node], at)[0], rel_tol=1e-12)
+        arrays = {k: np.array([v]) for k, v in at.items()}
+        got = evaluate_numpy([node], arrays)[0][0]
         assert math.isclose(float(got), g.evaluate([node], at)[0], rel_tol=1e-12), name
     assert sympy.cos(sympy.Symbol("x", real=True)) == to_sympy(g.cos(x))
 

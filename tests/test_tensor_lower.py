@@ -13,6 +13,7 @@ import pytest
 from toolchains import _wgpu_device, available, compile_and_run, dispatch_size
 
 from tang import tensor as T
+from tang.expr import graph as g
 from tang.tensor.kernels import lower_wgsl
 from tang.tensor.lower import buffer_order, lower_graph, nest_languages
 from tests.skips import skip_missing_tool
@@ -43,7 +44,23 @@ def graphs() -> dict[str, T.TensorGraph]:
         # guarded reads that would leave their buffer: the kernel clamps their positions
         "shifted_backward": T.fuse(T.grad(T.graph(y=T.sum(x[:, 1:] * x[:, :-1] * t[:, None])))),
         "custom_monoid": T.graph(y=T.comprehend("a", [(x, "ab")], lambda e: (e, 1.0), monoid=mean)),
+        # a short output axis that only steers selects: printed once per value
+        "guarded_halves": T.graph(y=T.concat([x[:, :2] * 2.0, T.exp(x[:, 2:])], axis=1) @ w),
+        "butterfly": T.graph(y=butterfly(x)),
     }
+
+
+def butterfly(x: T.Tensor) -> T.Tensor:
+    """(3, 4) as (3, 2 halves, 2): the low half a + b, the high half a − b (an NTT layer's
+    shape: the half is an output axis that steers a select)."""
+    v = x.reshape(3, 2, 2)
+    return T.comprehend(
+        "ahj",
+        [(v[:, 0, :], "aj"), (v[:, 1, :], "aj")],
+        lambda ix, lo, hi: g.select(g.eq(ix["h"], 0.0), lo + hi, lo - hi),
+        extents={"h": 2},
+        index=True,
+    )
 
 
 def sample(graph: T.TensorGraph, seed: int = 0) -> dict[str, np.ndarray]:
@@ -267,6 +284,33 @@ def test_the_derived_attention_kernel_keeps_no_score_matrix() -> None:
     rows = lower_graph(graph, "c")
     assert "vector over i4 (state 2 per element), 4 rows of i3 each" in rows
     assert "double _0s0[4];" in rows and "double _0a2[8];" in rows  # m per row; acc 4 × 2
+
+
+def test_a_short_axis_steering_a_select_is_printed_once_per_value() -> None:
+    """The butterfly's half axis goes innermost and is printed twice, its index a constant
+    in each copy (so a compiler keeps one branch per copy); other axes stay loops."""
+    source = lower_graph(graphs()["butterfly"], "c")
+    assert "const long _o1 = 0;" in source and "const long _o1 = 1;" in source
+    assert "_o1 < 2" not in source and "_o2 < 2" in source and "_o0 < 3" in source
+    python = lower_graph(graphs()["butterfly"], "python")  # no blocks in Python: a loop
+    assert "for _o1 in range(2):" in python
+
+
+def test_unroll_prints_short_innermost_loops_once_per_value() -> None:
+    graph = T.graph(y=T.input("x", (5, 3)).sum(axis=1))
+    rolled, unrolled = lower_graph(graph, "c"), lower_graph(graph, "c", unroll=3)
+    assert "< 3; ++" in rolled and "< 3; ++" not in unrolled
+    assert all(f"= {k};" in unrolled for k in range(3))
+
+
+def test_integer_ops_need_an_integer_dtype() -> None:
+    x = T.input("x", (4,))
+    graph = T.graph(y=T.map_(lambda v: (v >> 1) & 3, x))
+    with pytest.raises(ValueError, match=r"uses the integer op 'bitand'.*integer dtype \(i64\)"):
+        lower_graph(graph, "c")
+    source = lower_graph(graph, "c", dtype="i64")
+    assert "const int64_t *restrict x" in source and "3 & (_0v0 >> 1)" in source
+    assert lower_graph(graph, "python", dtype="i64").count(">> 1") == 1
 
 
 def test_guarded_reads_are_clamped_into_their_buffer() -> None:

@@ -22,7 +22,7 @@ from typing import Any
 
 from . import graph
 from .graph import Node
-from .ops import OPERATIONS, OPS
+from .ops import INTEGER_OPS, OPERATIONS, OPS
 
 Number = Any  # int | float | Node | anything implementing the methods above
 _FLOATS = (int, float)  # bool is an int: True behaves as 1
@@ -99,7 +99,23 @@ def where(cond: Any, a: Number, b: Number) -> Number:
     return a if cond else b
 
 
+def _integer(name: str) -> Callable[[Number, Number], Number]:
+    """An integer op over whole numbers or graph nodes (no other number type has bits)."""
+    kernel, build = OPS[name].kernel, graph.CONSTRUCTORS[name]
+
+    def function(a: Number, b: Number) -> Number:
+        if isinstance(a, _FLOATS) and isinstance(b, _FLOATS):
+            return kernel(a, b)  # type: ignore[misc]
+        if isinstance(a, _PLAIN) and isinstance(b, _PLAIN):
+            return build(a, b)
+        raise TypeError(f"{name} takes whole numbers or traced values, not {type(a).__name__}")
+
+    function.__name__ = function.__qualname__ = name
+    return function
+
+
 _SPECIAL: dict[str, Callable[..., Any]] = {
+    **{name: _integer(name) for name in INTEGER_OPS},
     "add": operator.add,
     "mul": operator.mul,
     "neg": operator.neg,

@@ -136,6 +136,43 @@ class Node:
     def __neg__(self) -> Node:
         return neg(self)
 
+    # integer graphs (tang.crypto): bits, shifts and remainders of whole numbers
+    def __and__(self, other: Operand) -> Node:
+        return bitand(self, other) if _operand(other) else NotImplemented
+
+    def __rand__(self, other: Operand) -> Node:
+        return bitand(other, self) if _operand(other) else NotImplemented
+
+    def __or__(self, other: Operand) -> Node:
+        return bitor(self, other) if _operand(other) else NotImplemented
+
+    def __ror__(self, other: Operand) -> Node:
+        return bitor(other, self) if _operand(other) else NotImplemented
+
+    def __xor__(self, other: Operand) -> Node:
+        return bitxor(self, other) if _operand(other) else NotImplemented
+
+    def __rxor__(self, other: Operand) -> Node:
+        return bitxor(other, self) if _operand(other) else NotImplemented
+
+    def __lshift__(self, other: Operand) -> Node:
+        return shl(self, other) if _operand(other) else NotImplemented
+
+    def __rlshift__(self, other: Operand) -> Node:
+        return shl(other, self) if _operand(other) else NotImplemented
+
+    def __rshift__(self, other: Operand) -> Node:
+        return shr(self, other) if _operand(other) else NotImplemented
+
+    def __rrshift__(self, other: Operand) -> Node:
+        return shr(other, self) if _operand(other) else NotImplemented
+
+    def __mod__(self, other: Operand) -> Node:
+        return mod(self, other) if _operand(other) else NotImplemented
+
+    def __rmod__(self, other: Operand) -> Node:
+        return mod(other, self) if _operand(other) else NotImplemented
+
     def __pos__(self) -> Node:
         return self
 
@@ -403,6 +440,30 @@ def le(a: Operand, b: Operand) -> Node | bool:
 
 def eq(a: Operand, b: Operand) -> Node | bool:
     return _compare("eq", a, b)
+
+
+def bitand(a: Operand, b: Operand) -> Node:
+    return make("bitand", a, b)
+
+
+def bitor(a: Operand, b: Operand) -> Node:
+    return make("bitor", a, b)
+
+
+def bitxor(a: Operand, b: Operand) -> Node:
+    return make("bitxor", a, b)
+
+
+def shl(a: Operand, b: Operand) -> Node:
+    return make("shl", a, b)
+
+
+def shr(a: Operand, b: Operand) -> Node:
+    return make("shr", a, b)
+
+
+def mod(a: Operand, b: Operand) -> Node:
+    return make("mod", a, b)
 
 
 def _compare(op: str, a: Operand, b: Operand) -> Node | bool:

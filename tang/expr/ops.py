@@ -48,6 +48,12 @@ class Primitive:
     numpy: Callable[..., Any] | None = None  # (numpy module, *operands) -> array
     commutative: bool = False
     boolean: bool = False  # a comparison: its value is a bool, usable only as a condition
+    # an integer op (bits, shifts, a remainder): defined on whole numbers, printed only in
+    # a backend's integer types (``Printer.int_dtypes``), outside the editor's language
+    integer: bool = False
+    # its time may depend on its operands' values (a divide, a math-library call): the
+    # taint pass (tang.tensor.passes.taint) refuses it on secret data
+    variable_time: bool = False
 
     @property
     def leaf(self) -> bool:
@@ -61,6 +67,43 @@ def _atan2_vjp(d: Any, g: Any, out: Any, y: Any, x: Any) -> tuple[Any, Any]:
 
 def _no_derivative(d: Any, g: Any, out: Any, a: Any, b: Any) -> tuple[None, None]:
     return None, None
+
+
+def _whole(fn: Callable[[int, int], int]) -> Callable[[float, float], float]:
+    """An integer op's kernel over the whole numbers a graph holds as floats (exact below
+    2**53, which integer graphs stay under)."""
+    return lambda a, b: float(fn(int(a), int(b)))
+
+
+def _whole_numpy(fn: str) -> Callable[..., Any]:
+    """The same over numpy arrays: as int64, back to the operands' float type."""
+
+    def numpy(np: Any, a: Any, b: Any) -> Any:
+        out = getattr(np, fn)(np.asarray(a).astype(np.int64), np.asarray(b).astype(np.int64))
+        return out.astype(np.result_type(a, b, np.float64))
+
+    return numpy
+
+
+def _integer(
+    name: str, fn: Callable[[int, int], int], numpy: str, label: str, *, slow: bool = False
+) -> Primitive:
+    """An integer primitive: flat (no derivative), printed ``a <label> b``."""
+    return Primitive(
+        name,
+        2,
+        _whole(fn),
+        _no_derivative,
+        label,
+        f"{{0}} {label} {{1}}",
+        "an integer op: no ε",
+        call=name,
+        sympy=lambda sp, a, b: sp.Function(name)(a, b),
+        numpy=_whole_numpy(numpy),
+        commutative=numpy.startswith("bitwise"),
+        integer=True,
+        variable_time=slow,
+    )
 
 
 def _relation(sp: Any, relation: str) -> Callable[..., Any]:
@@ -117,6 +160,7 @@ _REGISTRY: tuple[Primitive, ...] = (
         call="recip",
         sympy=lambda sp, a: 1 / a,
         numpy=lambda np, a: np.divide(1.0, a),
+        variable_time=True,
     ),
     Primitive(
         "sqrt",
@@ -130,6 +174,7 @@ _REGISTRY: tuple[Primitive, ...] = (
         library=True,
         sympy=lambda sp, a: sp.sqrt(a),
         numpy=lambda np, a: np.sqrt(a),
+        variable_time=True,
     ),
     Primitive(
         "sin",
@@ -143,6 +188,7 @@ _REGISTRY: tuple[Primitive, ...] = (
         library=True,
         sympy=lambda sp, a: sp.sin(a),
         numpy=lambda np, a: np.sin(a),
+        variable_time=True,
     ),
     Primitive(
         "cos",
@@ -156,6 +202,7 @@ _REGISTRY: tuple[Primitive, ...] = (
         library=True,
         sympy=lambda sp, a: sp.cos(a),
         numpy=lambda np, a: np.cos(a),
+        variable_time=True,
     ),
     # exp and log are primitives, not exp2/log2 arithmetic: every backend has them, and
     # as e**a = 2**(a·log2 e) they would leave run-time products of constants in every
@@ -172,6 +219,7 @@ _REGISTRY: tuple[Primitive, ...] = (
         library=True,
         sympy=lambda sp, a: sp.exp(a),
         numpy=lambda np, a: np.exp(a),
+        variable_time=True,
     ),
     Primitive(
         "log",
@@ -185,6 +233,7 @@ _REGISTRY: tuple[Primitive, ...] = (
         library=True,
         sympy=lambda sp, a: sp.log(a),
         numpy=lambda np, a: np.log(a),
+        variable_time=True,
     ),
     Primitive(
         "exp2",
@@ -198,6 +247,7 @@ _REGISTRY: tuple[Primitive, ...] = (
         library=True,
         sympy=lambda sp, a: sp.Integer(2) ** a,
         numpy=lambda np, a: np.exp2(a),
+        variable_time=True,
     ),
     Primitive(
         "log2",
@@ -211,6 +261,7 @@ _REGISTRY: tuple[Primitive, ...] = (
         library=True,
         sympy=lambda sp, a: sp.log(a, 2),
         numpy=lambda np, a: np.log2(a),
+        variable_time=True,
     ),
     # tanh is a primitive, not exp2 arithmetic: every backend has it, its derivative is
     # 1 - t² of its own output, and no short formula is accurate near 0 without an expm1.
@@ -226,6 +277,7 @@ _REGISTRY: tuple[Primitive, ...] = (
         library=True,
         sympy=lambda sp, a: sp.tanh(a),
         numpy=lambda np, a: np.tanh(a),
+        variable_time=True,
     ),
     # floor: the largest whole number ≤ a; its derivative is 0 wherever it has one. Whole
     # numbers below 2**24 are exact in f32, so floor unpacks small integers packed into one
@@ -255,6 +307,7 @@ _REGISTRY: tuple[Primitive, ...] = (
         library=True,
         sympy=lambda sp, y, x: sp.atan2(y, x),
         numpy=lambda np, y, x: np.arctan2(y, x),
+        variable_time=True,
     ),
     Primitive(
         "lt",
@@ -305,6 +358,15 @@ _REGISTRY: tuple[Primitive, ...] = (
         sympy=lambda sp, c, a, b: sp.Piecewise((a, c), (b, True)),
         numpy=lambda np, c, a, b: np.where(c, a, b),
     ),
+    # integers (tang.crypto's arithmetic mod q): bits, shifts by a count 0 to 62 (a right
+    # shift rounds down, as an arithmetic shift does), and the remainder of a division,
+    # which takes the divisor's sign (Python's %) and whose time depends on its operands
+    _integer("bitand", lambda a, b: a & b, "bitwise_and", "&"),
+    _integer("bitor", lambda a, b: a | b, "bitwise_or", "|"),
+    _integer("bitxor", lambda a, b: a ^ b, "bitwise_xor", "^"),
+    _integer("shl", lambda a, b: a << b, "left_shift", "<<"),
+    _integer("shr", lambda a, b: a >> b, "right_shift", ">>"),
+    _integer("mod", lambda a, b: a % b, "remainder", "mod", slow=True),
 )
 
 OPS: dict[str, Primitive] = {p.name: p for p in _REGISTRY}
@@ -318,3 +380,5 @@ LIBRARY: dict[str, int] = {p.name: p.arity for p in _REGISTRY if p.library}
 LABELS: dict[str, str] = {p.name: p.label for p in _REGISTRY if not p.leaf}
 SPELLING: dict[str, str] = {p.name: p.spelling for p in _REGISTRY if not p.leaf}
 EPSILON_RULE: dict[str, str] = {p.name: p.epsilon for p in _REGISTRY}
+INTEGER_OPS = frozenset(p.name for p in _REGISTRY if p.integer)
+VARIABLE_TIME = frozenset(p.name for p in _REGISTRY if p.variable_time)

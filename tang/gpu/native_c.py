@@ -19,7 +19,7 @@ import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -95,6 +95,36 @@ def _first_error(stderr: str) -> tuple[str, int, int]:
     return (stderr.strip().splitlines() or ["the compiler failed"])[-1], 0, 0
 
 
+def build_library(
+    compiler: str, flags: Sequence[str], source: str, key: str | None = None
+) -> tuple[Path, bool]:
+    """The shared library of C ``source`` built by ``compiler`` with ``flags``, and whether
+    it was compiled now: libraries are kept in ``cache_dir()`` by ``key`` (default: a hash
+    of the compiler, flags and source), so each is built once per machine. A rejected
+    source is a ``ShaderError`` quoting the compiler's first error."""
+    if key is None:
+        key = hashlib.sha256("\0".join([compiler, *flags, source]).encode()).hexdigest()
+    folder = cache_dir()
+    library = folder / f"{key[:32]}.so"
+    if library.exists():
+        return library, False
+    folder.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=folder) as tmp:
+        Path(tmp, "kernel.c").write_text(source)
+        command = [compiler, *flags, "kernel.c", "-o", "kernel.so", "-lm"]
+        try:
+            out = _run(command, tmp)
+        except subprocess.TimeoutExpired:
+            raise ShaderError(f"the C compiler took over {BUILD_SECONDS} s") from None
+        if out.returncode != 0:
+            message, line, column = _first_error(out.stderr)
+            raise ShaderError(
+                f"the C compiler rejected the kernel: {message}", out.stderr, line, column
+            )
+        os.replace(Path(tmp, "kernel.so"), library)  # atomic: a reader sees all or none
+    return library, True
+
+
 class CDevice(CPUDevice):
     """Kernels are C functions compiled to shared libraries and called through ctypes;
     buffers are ``array.array`` memory (4-byte elements, as on every tang device)."""
@@ -151,25 +181,8 @@ class CDevice(CPUDevice):
 
     def _build(self, key: str, source: str) -> Path:
         """The shared library of ``source``: from the cache, else compiled into it."""
-        folder = cache_dir()
-        library = folder / f"{key[:32]}.so"
-        if library.exists():
-            return library
-        folder.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryDirectory(dir=folder) as tmp:
-            Path(tmp, "kernel.c").write_text(source)
-            command = [self.compiler, *self.flags, "kernel.c", "-o", "kernel.so", "-lm"]
-            try:
-                out = _run(command, tmp)
-            except subprocess.TimeoutExpired:
-                raise ShaderError(f"the C compiler took over {BUILD_SECONDS} s") from None
-            if out.returncode != 0:
-                message, line, column = _first_error(out.stderr)
-                raise ShaderError(
-                    f"the C compiler rejected the kernel: {message}", out.stderr, line, column
-                )
-            os.replace(Path(tmp, "kernel.so"), library)  # atomic: a reader sees all or none
-        self.builds += 1
+        library, built = build_library(self.compiler, self.flags, source, key)
+        self.builds += built
         return library
 
     # ---- dispatch ----

@@ -28,8 +28,10 @@ from .program import ABS, Copy, Layout, Let, Load, Loop, Program, Store
 
 ONE = const(1.0)
 
-# precedence of a printed expression; higher binds tighter
-ATOM, UNARY, MUL, ADD, CMP, SELECT, LOWEST = 100, 90, 80, 70, 60, 10, 0
+# precedence of a printed expression; higher binds tighter. The bit operators sit where C
+# puts them (shifts below +, &, ^ and | below comparisons), and their operands always get
+# parentheses unless atoms: Python and C order & against comparisons differently.
+ATOM, UNARY, MUL, ADD, SHIFT, CMP, BITS, SELECT, LOWEST = 100, 90, 80, 70, 65, 60, 50, 10, 0
 
 
 @dataclass(frozen=True)
@@ -73,6 +75,20 @@ C_OPS: dict[str, Op] = {
     "eq": Op("{0} == {1}", CMP, (CMP + 1, CMP + 1)),
     "select": Op("{0} ? {1} : {2}", SELECT, (SELECT + 1,) * 3),
     **functions(),
+}
+
+# Integers (``Printer.int_dtypes``): the C family's arithmetic and comparisons, the bit
+# operators, a remainder with the divisor's sign (Python's %), and a select as a mask
+# (both operands computed, no branch the compiler could make of ``c ? a : b``).
+C_INT_OPS: dict[str, Op] = {
+    **{k: C_OPS[k] for k in ("add", "sub", "mul", "neg", "lt", "le", "eq")},
+    "bitand": Op("{0} & {1}", BITS, (UNARY, UNARY)),
+    "bitor": Op("{0} | {1}", BITS, (UNARY, UNARY)),
+    "bitxor": Op("{0} ^ {1}", BITS, (UNARY, UNARY)),
+    "shl": Op("{0} << {1}", SHIFT, (UNARY, UNARY)),
+    "shr": Op("{0} >> {1}", SHIFT, (UNARY, UNARY)),
+    "mod": Op("(({0} % {1}) + {1}) % {1}", MUL, (UNARY, UNARY)),
+    "select": Op("{2} ^ (-({itype})({0}) & ({1} ^ {2}))", BITS, (LOWEST, UNARY, UNARY)),
 }
 
 # Words no backend may use as a variable name: keywords and types of C/C++/CUDA/Metal/
@@ -310,6 +326,11 @@ class Printer:
     bool_type: str = "bool"
     ops: dict[str, Op] = C_OPS
     ops_f32: dict[str, Op] | None = None  # a different table for f32, where the names differ
+    # integer element types (tang.crypto's graphs; none: floats only), their op table and
+    # a literal's suffix where a large one needs it ({v}: the digits)
+    int_dtypes: tuple[str, ...] = ()
+    ops_int: dict[str, Op] = {}
+    int_literal: str = "{v}"
     comment: str = "//"
     indent: str = "    "
     float_suffix: dict[str, str] = {"f32": "f", "f64": ""}
@@ -406,6 +427,11 @@ class Printer:
         return got
 
     def _literal(self, v: float, dtype: str) -> tuple[str, int]:
+        if dtype in self.int_dtypes:
+            if v != v or v != int(v):
+                raise ValueError(f"{v!r} is not a whole number, all an {dtype} program holds")
+            text = self.int_literal.format(v=abs(int(v))) if abs(v) >= 2**31 else str(abs(int(v)))
+            return ("-" + text, UNARY) if v < 0 else (text, ATOM)
         if dtype == "f32":
             v = to_f32(v)
         if v != v:
@@ -450,10 +476,13 @@ class Printer:
         cache = self.__dict__.setdefault("_tables", {})
         if dtype not in cache:
             ops = self.ops_f32 if dtype == "f32" and self.ops_f32 else self.ops
+            if dtype in self.int_dtypes:
+                ops = self.ops_int
             one = self.literal(1.0, dtype)[0]
             cache[dtype] = {}
             for k, op in ops.items():
                 template = op.template.replace("{one}", one)
+                template = template.replace("{itype}", self.types.get(dtype, ""))
                 cache[dtype][k] = (template, op.prec, op.needs, _pieces(template, len(op.needs)))
         return cache[dtype]
 
@@ -498,8 +527,9 @@ class Printer:
         """Print ``prog`` as a ``shape`` ("kernel" or "function") in ``dtype``: its
         statements one line each, inside the backend's frame."""
         dtype = dtype or self.dtypes[0]
-        if dtype not in self.dtypes:
-            raise ValueError(f"{self.name} has no {dtype}; it supports {', '.join(self.dtypes)}")
+        if dtype not in self.dtypes + self.int_dtypes:
+            known = ", ".join(self.dtypes + self.int_dtypes)
+            raise ValueError(f"{self.name} has no {dtype}; it supports {known}")
         if shape not in self.kinds:
             raise ValueError(f"{self.name} prints {' and '.join(self.kinds)}s, not '{shape}'")
         check_name(name)

@@ -8,7 +8,7 @@ compile without ``-ffast-math`` so inf and nan behave as in IEEE 754 and Python.
 
 from __future__ import annotations
 
-from .base import C_OPS, Printer, functions
+from .base import C_INT_OPS, C_OPS, Printer, functions
 from .program import Program
 
 
@@ -20,6 +20,10 @@ class C(Printer):
     ops = C_OPS
     ops_f32 = {**C_OPS, **functions("{}f")}
     bool_type = "int"
+    int_dtypes = ("i64",)
+    types = {"f32": "float", "f64": "double", "i64": "int64_t"}
+    ops_int = C_INT_OPS
+    int_literal = "INT64_C({v})"
     # loop nests (tang.tensor: one function over every buffer; see Printer for the fields)
     loop = "for (long {var} = 0; {var} < {extent}; ++{var}) {{"
     loop_step = "for (long {var} = 0; {var} < {extent}; {var} += {step}) {{"

@@ -8,7 +8,7 @@ the same kernels the graph evaluator uses, so results match it bit for bit.
 
 from __future__ import annotations
 
-from .base import C_OPS, SELECT, Op, Printer, call, functions
+from .base import C_INT_OPS, C_OPS, MUL, SELECT, UNARY, Op, Printer, call, functions
 from .program import Program
 
 IMPORTS = [
@@ -28,6 +28,15 @@ class Python(Printer):
         **C_OPS,
         **functions("_{}"),
         "recip": call("_recip"),
+        "select": Op("{1} if {0} else {2}", SELECT, (SELECT + 1,) * 3),
+    }
+    # integers are Python's own: exact at any size, so an i64 program's overflow (which C
+    # leaves undefined) is never hidden here; % already takes the divisor's sign
+    int_dtypes = ("i64",)
+    types = {"f64": "float", "i64": "int"}
+    ops_int = {
+        **C_INT_OPS,
+        "mod": Op("{0} % {1}", MUL, (UNARY, UNARY)),
         "select": Op("{1} if {0} else {2}", SELECT, (SELECT + 1,) * 3),
     }
     comment = "#"

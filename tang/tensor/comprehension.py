@@ -197,6 +197,7 @@ class Comprehension:
     reads: Mapping[str, Read]
     epilogue: Node | None = None
     shapes: Mapping[str, tuple[int, ...]] = field(default_factory=dict)  # source shapes
+    origin: str = ""  # "file:line" of the code that defined it (what a pass's error names)
 
     @property
     def domain(self) -> tuple[tuple[str, int], ...]:
@@ -391,6 +392,7 @@ def rename(comp: Comprehension, name: str, sources: Mapping[str, str]) -> Compre
         reads.reads,
         epilogue,
         dict(reads.shapes),
+        comp.origin,
     )
 
 

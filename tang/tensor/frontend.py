@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import itertools
 import math
+import os
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -263,8 +265,23 @@ def comprehend(
         reads.reads,
         None,
         shapes,
+        _origin(),
     ).validate()
     return Tensor(comp, View.contiguous(comp.shape), tuple(t for t, _ in operands))
+
+
+_FRONT = (os.path.join("tang", "tensor", ""), os.path.join("tang", "expr", ""))
+
+
+def _origin() -> str:
+    """``file:line`` of the innermost caller outside tang's tensor front end and graph
+    (the op's user, or the library function defining it)."""
+    frame = sys._getframe(2)
+    while frame is not None and any(part in frame.f_code.co_filename for part in _FRONT):
+        frame = frame.f_back
+    if frame is None:
+        return ""
+    return f"{os.path.relpath(frame.f_code.co_filename)}:{frame.f_lineno}"
 
 
 def graph(*tensors: Tensor, **named: Tensor) -> TensorGraph:

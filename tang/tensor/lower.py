@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from ..expr.graph import BOOL_OPS, Node, make, topo_order, var
+from ..expr.ops import INTEGER_OPS
 from ..lower import BACKENDS
 from ..lower.base import ATOM, LOOP_NEST, LOOP_NEST_FUNCTION, identifiers
 from ..lower.program import ABS, Let, Store, schedule
@@ -59,6 +60,7 @@ class _Writer:
         self._loops: list[list] = []  # open loops: [var, extent, first line, has a loop]
         self.inline_lanes = 1  # split an inline producer's reduction over this many lanes
         self.packed: dict[str, str] = {}  # packed inputs' element types, by buffer name
+        self.unroll = self.printer.unroll  # innermost constant loops this short are unrolled
 
     def buffer_element(self, buffer: str, source: str, at: str) -> str:
         """Element ``at`` of buffer ``source`` (spelt ``buffer``), as a number: a plain
@@ -80,11 +82,12 @@ class _Writer:
         if line is not None:
             self.emit(line)
 
-    def loop(self, var: str, extent: int | str, unroll: bool = False) -> None:
+    def loop(self, var: str, extent: int | str, unroll: bool | str = False) -> None:
         """Open a loop of ``var`` over ``range(extent)`` (closed by ``end_loop``). An
         innermost loop of a short constant extent is unrolled where the table says so: its
         body is printed once per value, each copy in a block that binds ``var``
-        (``unroll``: this loop too, though it holds others: a register block's rows)."""
+        (``unroll``: this loop too, though it holds others: a register block's rows;
+        ``GUARD``: an axis a select reads, unrolled wherever the language has blocks)."""
         if self._loops:
             self._loops[-1][3] = True  # the enclosing loop is not innermost
         self._loops.append([var, extent, len(self.lines), False, unroll])
@@ -93,10 +96,11 @@ class _Writer:
     def end_loop(self) -> None:
         var, extent, start, nested, forced = self._loops.pop()
         self.depth -= 1
+        limit = GUARD_EXTENT if forced == GUARD else self.unroll
         unroll = (
             isinstance(extent, int)
             and (forced or not nested)
-            and 0 < extent <= self.printer.unroll
+            and 0 < extent <= limit
             and self.printer.block is not None
         )
         if not unroll:  # a loop: the body is already indented one level in
@@ -546,6 +550,25 @@ INLINE_LANES = 8
 VECTOR_ROWS = 4
 # the least work (outputs × reduction steps) worth handing to threads
 PARALLEL_WORK = 1 << 15
+# an output axis this short whose index steers a select is printed once per value
+GUARD_EXTENT = 4
+GUARD = "guard"  # the ``unroll`` of such an axis's loop
+
+
+def _guard_axes(comp: Comprehension) -> set[str]:
+    """Output axes of at most ``GUARD_EXTENT`` values that some select's condition depends
+    on alone (a butterfly's upper or lower half, a concat's parts): with the axis fixed in
+    each printed copy, the condition is a constant the compiler folds."""
+    extents = dict(zip(comp.index, comp.shape))
+    short = {n for n, e in extents.items() if 1 < e <= GUARD_EXTENT}
+    found: set[str] = set()
+    for node in topo_order(comp.nodes()):
+        if node.op != "select":
+            continue
+        leaves = {n.name for n in topo_order([node.args[0]]) if n.op == "var"}
+        if leaves and leaves <= short:
+            found |= leaves
+    return found
 
 
 def _worth_threads(comp: Comprehension) -> bool:
@@ -941,6 +964,8 @@ def lower_graph(
     name: str = "run",
     dtype: str = "f64",
     scheduled: bool = True,
+    header: bool = True,
+    unroll: int | None = None,
     **plan_options: Any,
 ) -> str:
     """Source of one function ``name(inputs…, buffers…)`` computing every comprehension of
@@ -950,14 +975,28 @@ def lower_graph(
     its ``plan``, but ``inline_lanes``: the lanes of an inline producer's reduction);
     otherwise one loop nest per output element. Where the language compiles (C),
     register-blocked and split-lane plans are allowed and large loop nests run on every
-    core."""
+    core. ``dtype``: a float type, or an integer one (``Printer.int_dtypes``: "i64") for
+    graphs of whole numbers (tang.crypto's); ``header``: the lines the function needs
+    before it (includes, helpers), which a file holding several prints once; ``unroll``:
+    print innermost loops of a constant extent up to this once per value (default: the
+    printer's own ``unroll``)."""
     printer = BACKENDS.get(language)
     if printer is None or not all(hasattr(printer, s) for s in LOOP_NEST_FUNCTION):
         raise ValueError(
             f"lower_graph lowers to {' and '.join(nest_languages())}, not {language!r}"
         )
+    if dtype not in printer.int_dtypes:
+        for comp in graph.comprehensions:
+            found = {n.op for n in topo_order(comp.nodes())} & INTEGER_OPS
+            if found:
+                raise ValueError(
+                    f"{comp.name} uses the integer op {sorted(found)[0]!r}: lower it with an "
+                    f"integer dtype ({', '.join(printer.int_dtypes) or 'none in ' + language})"
+                )
     w = _Writer(language, dtype)
     w.packed = dict(graph.packed)
+    if unroll is not None:
+        w.unroll = unroll
     if not name.isidentifier():
         raise ValueError(f"{name!r} cannot name a function")
     order = [*graph.inputs, *(c.name for c in graph.comprehensions)]
@@ -973,7 +1012,7 @@ def lower_graph(
         w.printer.param_out.format(type=w.type, name=idents[c.name]) for c in graph.comprehensions
     ]
     head = [
-        *w.printer.nest_header,
+        *(w.printer.nest_header if header else ()),
         w.printer.nest_function.format(name=name, params=", ".join(params)),
     ]
     plan_options.setdefault("registers", w.printer.scratch is not None)
@@ -989,13 +1028,21 @@ def lower_graph(
         if plan.kind != "per_element":
             w.emit(f"{w.printer.comment} schedule: {plan}")
         loops = _outer_loops(comp, plan)
-        if loops and w.printer.parallel and _worth_threads(comp):
+        # short axes that only steer selects go innermost, printed once per value: each
+        # copy keeps only its own branch (the compiler folds the constant condition)
+        guards = _guard_axes(comp) if plan.kind == "per_element" and w.printer.block else set()
+        guards &= set(loops)
+        loops = {n: v for n, v in loops.items() if n not in guards} | {
+            n: v for n, v in loops.items() if n in guards
+        }
+        threaded = len(loops) - len(guards)
+        if threaded and w.printer.parallel and _worth_threads(comp):
             # a loop that stops early (causal) gives later rows more work: hand rows out
             # as threads come free instead of in equal halves
             balance = "dynamic" if loop_stop(comp) is not None else "static"
-            w.emit(w.printer.parallel.format(depth=len(loops), balance=balance))
-        for loop_var, e in loops.values():
-            w.loop(loop_var, e)
+            w.emit(w.printer.parallel.format(depth=threaded, balance=balance))
+        for n, (loop_var, e) in loops.items():
+            w.loop(loop_var, e, unroll=GUARD if n in guards else False)
         given = {n: loop_var for n, (loop_var, _) in loops.items()}
         if w.printer.block:
             w.open(w.printer.block)

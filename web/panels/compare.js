@@ -139,6 +139,19 @@ const ROWS = [
     ["part", "exact symbolic LU, QR and eigenvalues; no numeric optimisers"],
     ["no", "no linear-algebra routines; optimisers for training only"],
   ]],
+  ["Constant-time cryptography (ML-KEM, taint-checked)", [
+    ["yes", "ML-KEM-512/768/1024 (FIPS 203) as integer tensor graphs, equal to kyber-py and interoperable with pyca cryptography; a taint pass refuses secret branches, indices and variable-time ops; the printed C passes valgrind's ctgrind check", [
+      "tests/test_crypto_mlkem.py::test_the_compiled_kem_matches_kyber_py_on_200_seeds",
+      "tests/test_crypto_mlkem.py::test_keys_and_ciphertexts_interoperate_with_cryptography",
+      "tests/test_crypto_constant_time.py::test_a_secret_table_index_is_refused",
+      "tests/test_crypto_constant_time.py::test_memcheck_sees_no_secret_dependent_branch_or_address",
+      "benchmarks/crypto.py::contenders",
+    ]],
+    ["no", "integer tensors, but no modular arithmetic kernels or constant-time analysis"],
+    ["no", "integer arrays, but no constant-time analysis; XLA may branch or gather on any value"],
+    ["part", "modular arithmetic and polynomials over finite fields, symbolic; no constant-time code"],
+    ["no", "no integer-modular kernels or timing analysis"],
+  ]],
   ["Big models, fast", [
     ["no", "tang loses here: a 21,534-parameter model, not billions; a small ecosystem; generated kernels reach numpy's BLAS time only as compiled C on the CPU (a 512³ matmul at 0.9–1.3× it), while on a software WebGPU adapter (lavapipe) the same matmul takes about 20× it", [
       "tests/test_quantum_poet.py::test_the_model_has_21534_parameters_in_pytorch_keys",
