@@ -44,10 +44,6 @@ from .runner import Runner
 # ---- the scheme ---------------------------------------------------------------------------
 
 
-def _ints(data: bytes) -> list[int]:
-    return list(data)
-
-
 @dataclasses.dataclass(frozen=True)
 class MLKEM(Params):
     """One parameter set of FIPS 203 (Table 2), run as ``language``: "python" (the graphs
@@ -76,8 +72,8 @@ class MLKEM(Params):
             keygen_graph(self.base),
             {
                 "a": matrix(rho, self.k),
-                "prf_s": _ints(b"".join(prf[: self.k])),
-                "prf_e": _ints(b"".join(prf[self.k :])),
+                "prf_s": list(b"".join(prf[: self.k])),
+                "prf_e": list(b"".join(prf[self.k :])),
             },
         )
         return bytes(out["t"]) + rho, bytes(out["s"])
@@ -87,12 +83,12 @@ class MLKEM(Params):
         prf_y = b"".join(PRF(self.eta1, r, n) for n in range(k))
         prf_e1 = b"".join(PRF(self.eta2, r, n) for n in range(k, 2 * k))
         return {
-            "t_bytes": _ints(ek[: 384 * k]),
+            "t_bytes": list(ek[: 384 * k]),
             "a": matrix(ek[384 * k :], k),
-            "m": _ints(m),
-            "prf_y": _ints(prf_y),
-            "prf_e1": _ints(prf_e1),
-            "prf_e2": _ints(PRF(self.eta2, r, 2 * k)),
+            "m": list(m),
+            "prf_y": list(prf_y),
+            "prf_e1": list(prf_e1),
+            "prf_e2": list(PRF(self.eta2, r, 2 * k)),
         }
 
     def _pke_encrypt(self, ek: bytes, m: bytes, r: bytes) -> bytes:
@@ -101,7 +97,7 @@ class MLKEM(Params):
 
     def _split(self, c: bytes) -> dict[str, list[int]]:
         cut = 32 * self.du * self.k
-        return {"c1": _ints(c[:cut]), "c2": _ints(c[cut:])}
+        return {"c1": list(c[:cut]), "c2": list(c[cut:])}
 
     # ---- ML-KEM internal (§6): deterministic ----
     def keygen_internal(self, d: bytes, z: bytes) -> tuple[bytes, bytes]:
@@ -143,14 +139,14 @@ class MLKEM(Params):
         dk_pke, ek = dk[: 384 * k], dk[384 * k : 768 * k + 32]
         h, z = dk[768 * k + 32 : 768 * k + 64], dk[768 * k + 64 :]
         m = bytes(
-            self._run(decrypt_graph(self.base), {"s_bytes": _ints(dk_pke), **self._split(c)})["m"]
+            self._run(decrypt_graph(self.base), {"s_bytes": list(dk_pke), **self._split(c)})["m"]
         )
         key, r = G(m + h)
         inputs = {
             **self._encrypt_inputs(ek, m, r),
             **self._split(c),
-            "candidate": _ints(key),
-            "rejected": _ints(J(z + c)),
+            "candidate": list(key),
+            "rejected": list(J(z + c)),
         }
         return bytes(self._run(reencrypt_graph(self.base), inputs)["key"])
 

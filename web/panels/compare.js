@@ -182,9 +182,15 @@ function cell([mark, note, evidence], tool) {
   if (evidence) { // the full names behind a short line, one per line when opened
     td.dataset.tests = evidence.join(" ");
     td.append(h("details", { className: "tested" }, h("summary", {}, evidenceSummary(evidence)),
-      ...evidence.map((id) => h("code", {}, id))));
+      ...evidence.map((id) => h("code", {}, ...breakable(id)))));
   }
   return td;
+}
+
+/** A test id with line-break chances after "/", "::" and "_", so a narrow cell wraps it
+ *  between the words of a name rather than inside them. */
+function breakable(id) {
+  return id.split(/(?<=\/|::|_)/).flatMap((part, i) => (i ? [h("wbr"), part] : [part]));
 }
 
 /** Show the scroll hint only while the table is wider than its box. */
