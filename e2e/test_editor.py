@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 from conftest import TangPage
 
+from demos.examples import EXAMPLES
+
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 CODE = ".code-box .cm-content"
 INPUT = ".expr-input .cm-content"
@@ -445,6 +447,41 @@ def test_a_keystroke_renders_once_and_only_what_changed(launch, site):
         "document.getAnimations().filter((a) => a.playState === 'running').length"
     )
     assert running == 0
+    assert tp.console_errors == [], tp.console_errors
+
+
+def test_while_typing_only_the_cards_on_screen_render(launch, site):
+    """A burst of typing marks the page (``html.typing``, web/panels/editor.js): the cards
+    below the editor then skip style, layout and paint while off screen, so a keystroke
+    redraws one screen, not the whole 12,000 px page (issue 28); the editor, its graph and
+    Run always render. A pause ends the burst and every card renders as before: its text
+    reads back in full."""
+    tp = open_editor(launch, site.url)
+    page = tp.page
+    visibility = """() => Object.fromEntries([...document.querySelectorAll('.panels .card')]
+        .map((c) => [c.id, getComputedStyle(c).contentVisibility]))"""
+    assert set(page.evaluate(visibility).values()) == {"visible"}  # idle: all of it renders
+    heights = """() => Object.fromEntries([...document.querySelectorAll('.panels .card')]
+        .filter((c) => !['panel-editor', 'panel-graph', 'panel-run'].includes(c.id))
+        .map((c) => [c.id, c.getBoundingClientRect().height]))"""
+    rendered = page.evaluate(heights)
+    type_expression(tp, "x * y + 2")
+    assert page.evaluate("document.documentElement.classList.contains('typing')")
+    seen = page.evaluate(visibility)
+    kept = [seen.pop(name) for name in ("panel-editor", "panel-graph", "panel-run")]
+    assert kept == ["visible"] * 3
+    assert set(seen.values()) == {"auto"}, seen  # skipped while off screen
+    assert (
+        page.evaluate(heights) == rendered
+    )  # at the size last rendered: the page keeps its height
+    wait_compiled(tp, "x * y + 2")
+    page.wait_for_function(
+        "() => !document.documentElement.classList.contains('typing')", timeout=10_000
+    )
+    assert set(page.evaluate(visibility).values()) == {"visible"}
+    # the cards read in full again, far below the editor included
+    shown = page.locator("#panel-build-examples .command-text").all_inner_texts()
+    assert shown == [e.command for e in EXAMPLES]
     assert tp.console_errors == [], tp.console_errors
 
 

@@ -60,7 +60,10 @@ export default {
       parent: view.inputBox,
       doc: state.get().expr,
       label: "Function to differentiate and lower",
-      onChange: (text) => state.set({ expr: text }),
+      onChange: (text) => {
+        typing();
+        state.set({ expr: text });
+      },
     });
     const loop = compileLoop({ call, view, input, kernel, render, printer });
     wireTabs(view);
@@ -151,6 +154,19 @@ function wireTools(view, code, kernel, backends) {
     history.replaceState(null, "", url.hash);
     copyText(url.href, "Link");
   });
+}
+
+/** While a burst of typing lasts (until TYPING_MS after the last edit), the cards below the
+ * editor that are off screen skip style, layout and paint (style.css, `html.typing`): a
+ * keystroke then redraws one screen of the page, not all of it. They render again, as
+ * before, once typing pauses. */
+const TYPING_MS = 1000;
+let typingTimer = 0;
+function typing() {
+  const root = document.documentElement;
+  if (!root.classList.contains("typing")) root.classList.add("typing");
+  clearTimeout(typingTimer);
+  typingTimer = setTimeout(() => root.classList.remove("typing"), TYPING_MS);
 }
 
 /** The compile loop: debounced, the stale request cancelled; timings in window.tang.editor. */
