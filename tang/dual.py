@@ -24,6 +24,7 @@ from typing import Any
 from . import scalar as S
 from .expr.graph import LN2, LOG2E, Node
 from .expr.loop import register_carrier
+from .expr.ops import COMPOSITES
 
 _CONSTANTS = (int, float, Node)  # numbers without any perturbation
 
@@ -219,10 +220,6 @@ class Dual:
     def cos(a) -> Dual:  # cos' = -sin
         return _make(a, S.cos(a.value), a.tangent * -S.sin(a.value))
 
-    def tan(a) -> Dual:  # tan' = 1 + tan²
-        v = S.tan(a.value)
-        return _make(a, v, a.tangent * (1.0 + v * v))
-
     def exp(a) -> Dual:  # exp' = exp
         v = S.exp(a.value)
         return _make(a, v, a.tangent * v)
@@ -252,10 +249,6 @@ class Dual:
     def floor(a) -> Dual:  # flat between the whole numbers
         return _make(a, S.floor(a.value), a.tangent * 0.0)
 
-    def sigmoid(a) -> Dual:  # σ' = σ(1 - σ)
-        v = S.sigmoid(a.value)
-        return _make(a, v, a.tangent * (v * (1.0 - v)))
-
     # ---- the methods tang.expr.generic dispatches to (a new number type plugs in so) ----
     def atan2(a, x: Any) -> Any:
         """atan2(self, x): self is the y coordinate."""
@@ -277,6 +270,25 @@ class Dual:
     def __repr__(self) -> str:
         level = f", level={self.level}" if self.level else ""
         return f"Dual({self.value!r}, {self.tangent!r}{level})"
+
+
+def _composite_method(name: str) -> Any:
+    """Dual's method for composite ``name`` of the registry: the value by tang's math, the
+    tangent times the composite's ``slope`` at that value (tan' = 1 + tan²), one multiply
+    where the formula's chain of primitives would take several."""
+    function, slope = getattr(S, name), COMPOSITES[name].slope
+
+    def method(a: Dual) -> Dual:
+        v = function(a.value)
+        return _make(a, v, a.tangent * slope(v))  # type: ignore[misc]
+
+    method.__name__ = method.__qualname__ = name
+    return method
+
+
+for _c in COMPOSITES.values():
+    if _c.slope is not None:
+        setattr(Dual, _c.method or _c.name, _composite_method(_c.name))
 
 
 def _make(like: Dual, value: Any, tangent: Any) -> Any:

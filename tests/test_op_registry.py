@@ -18,11 +18,13 @@ from pathlib import Path
 
 import pytest
 
+import tang.scalar
 from tang import Dual
 from tang.expr import graph as g
 from tang.expr import ops
+from tang.expr.generic import COMPOSITES as GENERIC
 from tang.expr.grad import VJP, gradient
-from tang.expr.parse import FUNCTIONS
+from tang.expr.parse import FUNCTIONS, parse
 from tang.expr.simplify import BUILD, EXACT, FINITE
 from tang.expr.trace import REPLAY
 from tang.lower import BACKENDS, Printer
@@ -157,6 +159,44 @@ def test_dual_forward_rules_agree_with_the_registry(name):
             got = REPLAY[name](*args)
             assert _same(got.value, ops.OPS[name].kernel(*values))
             assert _same(got.tangent, want[k]), (name, x, k)
+
+
+@pytest.mark.parametrize("name", list(ops.COMPOSITES))
+def test_every_composite_is_its_formula_everywhere(name):
+    """A composite (tan, sigmoid, abs, pow, min, max) is one entry of the registry: its graph
+    is its formula over primitives; plain numbers get its kernel, which the formula agrees
+    with; tang's text, tang.scalar and the Node method build exactly that graph; Dual's
+    derivative (its own slope rule where it has one) is reverse mode's on the formula."""
+    c = ops.COMPOSITES[name]
+    names = [f"a{k}" for k in range(c.arity)]
+    operands = [g.var(n) for n in names]
+    node = g.COMPOSITE_BUILDERS[name](*operands)
+    assert {n.op for n in g.topo_order([node])} <= set(ops.OPS)  # primitives only
+    assert parse(f"{name}({', '.join(names)})", names) is node
+    assert FUNCTIONS[name][:2] == (c.arity, None if c.variadic else c.arity)
+    assert getattr(tang.scalar, name) is GENERIC[name] and GENERIC[name](*operands) is node
+    if c.method is not None:  # the Node method (abs(x): Node.__abs__) is the same graph
+        assert getattr(operands[0], c.method)() is node
+    grads = gradient(g.Graph(names, [node]))
+    for x in POINTS:
+        values = [x, 0.5 * x + 1.3][: c.arity]
+        if name == "pow":
+            values[0] = abs(values[0]) + 0.25  # a positive base: a real power
+        want, *partials = grads.eval(values)
+        assert _same(c.kernel(*values), want) and GENERIC[name](*values) == c.kernel(*values)
+        for k in range(c.arity):
+            args = [Dual(v, 1.0) if j == k else v for j, v in enumerate(values)]
+            got = GENERIC[name](*args)  # min and max may pick the plain number: slope 0
+            value, tangent = (got.value, got.tangent) if isinstance(got, Dual) else (got, 0.0)
+            assert _same(value, want) and _same(tangent, partials[k]), (name, x, k)
+
+
+def test_text_printers_spell_comparisons_from_the_registry():
+    from tang.expr import text
+    from tang.tensor import printing
+
+    assert text._COMPARISONS is ops.INFIX and printing._CMP is ops.INFIX
+    assert set(ops.INFIX) == g.BOOL_OPS
 
 
 def _same(a: float, b: float) -> bool:

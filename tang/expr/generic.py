@@ -10,18 +10,22 @@ later) plugs in by implementing them, and the types nest (a Dual whose parts are
 - ``eq(a, b)``: ``a.eq(b)`` (or ``b.eq(a)``), a comparison of values;
 - ``where(cond, a, b)`` over a traced comparison: ``type(a).where(cond, a, b)`` (or b's).
 
-``tang.scalar`` builds the public math on these; ``tang.expr.trace.replay`` runs a graph
-on any number type with them.
+The registry's composites (tan, sigmoid, abs, pow, min, max) are here too (``COMPOSITES``):
+their kernel for plain numbers, their formula's graph for nodes, a type's own method where
+it has one, else the formula over that type's math. ``tang.scalar`` builds the public math
+on these; ``tang.expr.trace.replay`` runs a graph on any number type with them.
 """
 
 from __future__ import annotations
 
 import operator
 from collections.abc import Callable
+from types import SimpleNamespace
 from typing import Any
 
 from . import graph
 from .graph import Node
+from .ops import COMPOSITES as COMPOSITE_OPS
 from .ops import INTEGER_OPS, OPERATIONS, OPS
 
 Number = Any  # int | float | Node | anything implementing the methods above
@@ -131,3 +135,36 @@ PRIMITIVES: dict[str, Callable[..., Any]] = {
     name: _SPECIAL.get(name) or unary(name, OPS[name].kernel, graph.CONSTRUCTORS[name], name)  # type: ignore[arg-type]
     for name in OPERATIONS
 }
+
+
+# the kit a composite's formula is written with, over any number type
+_KIT = SimpleNamespace(**PRIMITIVES, where=where)
+
+
+def composite(name: str) -> Callable[..., Number]:
+    """Composite ``name`` of the registry (``tang.expr.ops.COMPOSITES``) over any number
+    type: its kernel for plain numbers, its graph for nodes, a number type's own method
+    where it has one (Dual's tan, sigmoid, abs), else the formula over that type's math."""
+    c, build = COMPOSITE_OPS[name], graph.COMPOSITE_BUILDERS[name]
+    kernel, formula, method = c.kernel, c.formula, c.method
+
+    def function(*args: Number) -> Number:
+        for a in args:
+            if not isinstance(a, _FLOATS):
+                break
+        else:
+            return kernel(*args)
+        for a in args:
+            if not isinstance(a, _PLAIN):
+                break
+        else:
+            return build(*args)
+        own = getattr(args[0], method, None) if method else None
+        return own(*args[1:]) if own is not None else formula(_KIT, *args)
+
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = c.doc
+    return function
+
+
+COMPOSITES: dict[str, Callable[..., Any]] = {name: composite(name) for name in COMPOSITE_OPS}

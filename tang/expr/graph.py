@@ -17,15 +17,16 @@ import struct
 import sys
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from types import SimpleNamespace
 from typing import Union
 
 from .. import ieee
 from .ops import BOOL_OPS as BOOL_OPS
 from .ops import COMMUTATIVE as COMMUTATIVE
+from .ops import COMPOSITES, OPERATIONS, OPS
 from .ops import HALF_PI as HALF_PI
 from .ops import LN2 as LN2
 from .ops import LOG2E as LOG2E
-from .ops import OPERATIONS, OPS
 
 # op name -> (arity, float implementation), from the registry (tang.expr.ops). Comparisons
 # return bool; select picks a or b.
@@ -213,7 +214,7 @@ class Node:
         return cos(self)
 
     def tan(self) -> Node:
-        return div(self.sin(), self.cos())
+        return tan(self)
 
     def exp(self) -> Node:
         return exp(self)
@@ -225,7 +226,7 @@ class Node:
         return tanh(self)
 
     def sigmoid(self) -> Node:
-        return recip(add(1.0, exp(neg(self))))
+        return sigmoid(self)
 
     def atan2(self, x: Operand) -> Node:
         return atan2(self, x)
@@ -496,23 +497,6 @@ def div(a: Operand, b: Operand) -> Node:
     return mul(a, recip(b))
 
 
-def abs_(a: Operand) -> Node:
-    a = as_node(a)
-    if a.op == "const":
-        return const(abs(a.value))  # type: ignore[arg-type]
-    return select(lt(a, 0.0), neg(a), a)  # type: ignore[arg-type]
-
-
-def minimum(a: Operand, b: Operand) -> Node:
-    """The smaller of a and b (a when either is nan, like Python's min)."""
-    return select(lt(b, a), b, a)
-
-
-def maximum(a: Operand, b: Operand) -> Node:
-    """The larger of a and b (a when either is nan, like Python's max)."""
-    return select(lt(a, b), b, a)
-
-
 def pow(a: Operand, b: Operand) -> Node:
     """a**b: integer constant exponents become products (and a reciprocal), 0.5 a sqrt,
     anything else exp(b*log(a))."""
@@ -544,6 +528,34 @@ def _int_pow(a: Node, n: int) -> Node:
             base = mul(base, base)
     assert result is not None
     return recip(result) if n < 0 else result
+
+
+# ---------------------------------------------------------------------------------------
+# composites (tang.expr.ops.COMPOSITES): each one's formula over the constructors above
+
+_KIT = SimpleNamespace(sin=sin, cos=cos, exp=exp, recip=recip, lt=lt, where=select)
+
+
+def _composite(name: str) -> Callable[..., Node]:
+    """The graph of composite ``name``: its formula over nodes (constants fold as the
+    primitives it is made of fold)."""
+    formula = COMPOSITES[name].formula
+
+    def build(*operands: Operand) -> Node:
+        return formula(_KIT, *[as_node(a) for a in operands])
+
+    build.__name__ = build.__qualname__ = name
+    build.__doc__ = COMPOSITES[name].doc
+    return build
+
+
+# composite name -> the function that builds its graph
+COMPOSITE_BUILDERS: dict[str, Callable[..., Node]] = {name: _composite(name) for name in COMPOSITES}
+tan = COMPOSITE_BUILDERS["tan"]
+sigmoid = COMPOSITE_BUILDERS["sigmoid"]
+abs_ = COMPOSITE_BUILDERS["abs"]
+minimum = COMPOSITE_BUILDERS["min"]
+maximum = COMPOSITE_BUILDERS["max"]
 
 
 # ---------------------------------------------------------------------------------------

@@ -1,4 +1,6 @@
-"""The op registry: every primitive of the graph declared once, with all it means.
+"""The op registry: every primitive of the graph declared once, with all it means, and
+every composite (tan, sigmoid, abs, pow, min, max: functions of tang's text that are
+formulas over the primitives) as its formula and float kernel (``COMPOSITES``, at the end).
 
 An entry says how many operands the op takes, its float kernel (IEEE: inf and nan where
 ``math`` would raise), its reverse-mode derivative, its name in tang's text and in the
@@ -54,6 +56,7 @@ class Primitive:
     # its time may depend on its operands' values (a divide, a math-library call): the
     # taint pass (tang.tensor.passes.taint) refuses it on secret data
     variable_time: bool = False
+    infix: str | None = None  # a comparison's operator in tang's text (" < "), else None
 
     @property
     def leaf(self) -> bool:
@@ -318,6 +321,7 @@ _REGISTRY: tuple[Primitive, ...] = (
         "{0} < {1}",
         "a comparison: no ε",
         sympy=lambda sp, a, b: _relation(sp, "Lt")(a, b),
+        infix=" < ",
         numpy=lambda np, a, b: np.less(a, b),
         boolean=True,
     ),
@@ -330,6 +334,7 @@ _REGISTRY: tuple[Primitive, ...] = (
         "{0} ≤ {1}",
         "a comparison: no ε",
         sympy=lambda sp, a, b: _relation(sp, "Le")(a, b),
+        infix=" <= ",
         numpy=lambda np, a, b: np.less_equal(a, b),
         boolean=True,
     ),
@@ -342,6 +347,7 @@ _REGISTRY: tuple[Primitive, ...] = (
         "{0} = {1}",
         "a comparison: no ε",
         sympy=lambda sp, a, b: _relation(sp, "Eq")(a, b),
+        infix=" == ",
         numpy=lambda np, a, b: np.equal(a, b),
         commutative=True,
         boolean=True,
@@ -382,3 +388,113 @@ SPELLING: dict[str, str] = {p.name: p.spelling for p in _REGISTRY if not p.leaf}
 EPSILON_RULE: dict[str, str] = {p.name: p.epsilon for p in _REGISTRY}
 INTEGER_OPS = frozenset(p.name for p in _REGISTRY if p.integer)
 VARIABLE_TIME = frozenset(p.name for p in _REGISTRY if p.variable_time)
+INFIX: dict[str, str] = {p.name: p.infix for p in _REGISTRY if p.infix}
+
+
+# ---------------------------------------------------------------------------------------
+# composites: functions of tang's text that are formulas over the primitives
+
+
+def _tan(a: float) -> float:
+    return math.tan(a) if math.isfinite(a) else math.nan
+
+
+def _sigmoid(a: float) -> float:
+    if a >= 0.0:
+        return 1.0 / (1.0 + ieee.exp(-a))
+    e = ieee.exp(a)  # stable for large negative a, and nan passes through
+    return e / (1.0 + e)
+
+
+def _pow(a: float, b: float) -> float:
+    """C99 pow: overflow is ±inf, 0 to a negative power is ±inf, a negative base to a
+    non-integer power is nan."""
+    a, b = float(a), float(b)
+    try:
+        return math.pow(a, b)
+    except OverflowError:
+        odd = b == int(b) and int(b) % 2 == 1
+        return -math.inf if (a < 0.0 and odd) else math.inf
+    except ValueError:
+        if a == 0.0:  # 0 ** negative
+            odd = b == int(b) and int(b) % 2 == 1
+            return math.copysign(math.inf, a) if odd else math.inf
+        return math.nan
+
+
+@dataclass(frozen=True)
+class Composite:
+    """A function of tang's text that is no op of its own: a graph holds its ``formula``
+    over the primitives, so the gradient, the simplifier and every printer need nothing
+    more. Plain numbers get ``kernel``; a number type with a method called ``method`` (Dual:
+    its own, faster rule) gets that; any other type the formula.
+
+    ``formula(k, *operands)`` is written with Python's operators and the kit ``k`` (``k.sin``,
+    ``k.exp``, ``k.recip``, ``k.lt``, ``k.where``, …), which is the graph's constructors
+    when building nodes and tang's generic math otherwise. ``slope(v)``, when given, is the
+    derivative in terms of the value ``v`` (tan' = 1 + tan²): Dual's method uses it."""
+
+    name: str
+    arity: int
+    kernel: Callable[..., Any]
+    formula: Callable[..., Any]
+    doc: str
+    method: str | None = None
+    slope: Callable[[Any], Any] | None = None
+    variadic: bool = False  # min/max: tang's text folds two or more arguments
+
+
+_COMPOSITES: tuple[Composite, ...] = (
+    Composite(
+        "tan",
+        1,
+        _tan,
+        lambda k, a: k.sin(a) / k.cos(a),
+        "Tangent (nan for ±inf).",
+        method="tan",
+        slope=lambda v: 1.0 + v * v,  # tan' = 1 + tan²
+    ),
+    Composite(
+        "sigmoid",
+        1,
+        _sigmoid,
+        lambda k, a: k.recip(1.0 + k.exp(-a)),
+        "Logistic function 1/(1+e**-a).",
+        method="sigmoid",
+        slope=lambda v: v * (1.0 - v),  # σ' = σ(1 - σ)
+    ),
+    Composite(
+        "abs",
+        1,
+        abs,
+        lambda k, a: k.where(k.lt(a, 0.0), -a, a),
+        "|a|; the slope at 0 is +1 on every number type (the select picks a there).",
+        method="__abs__",
+    ),
+    Composite(
+        "pow",
+        2,
+        _pow,
+        lambda k, a, b: a**b,  # each number type's own **: the graph's makes x**3 products
+        "a**b; plain numbers follow C99 pow (nan for a negative base to a non-integer "
+        "power, never a complex number or an exception).",
+    ),
+    Composite(
+        "min",
+        2,
+        lambda a, b: b if b < a else a,
+        lambda k, a, b: k.where(k.lt(b, a), b, a),
+        "The smaller of a and b (a when either is nan, like Python's min).",
+        variadic=True,
+    ),
+    Composite(
+        "max",
+        2,
+        lambda a, b: b if a < b else a,
+        lambda k, a, b: k.where(k.lt(a, b), b, a),
+        "The larger of a and b (a when either is nan, like Python's max).",
+        variadic=True,
+    ),
+)
+
+COMPOSITES: dict[str, Composite] = {c.name: c for c in _COMPOSITES}

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 from . import graph as g
 from .graph import Node
+from .ops import COMPOSITES, OPS, Composite
 
 DEFAULT_VARIABLES: tuple[str, ...] = ("x", "y", "z")
 
@@ -89,34 +90,24 @@ class TooLargeError(ParseError):
 Value = Node | bool  # a bool is a comparison of two constants
 
 
-def _unary(method: str) -> Callable[[Node], Node]:
-    return lambda a: getattr(g.as_node(a), method)()
-
-
 def _fold(fn: Callable[[Node, Node], Node]) -> Callable[..., Node]:
     return lambda *args: functools.reduce(fn, args)
 
 
+def _composite(c: Composite) -> tuple[int, int | None, Callable[..., Value]]:
+    build = g.COMPOSITE_BUILDERS[c.name]
+    return (c.arity, None, _fold(build)) if c.variadic else (c.arity, c.arity, build)
+
+
+# the registry's functions (tang.expr.ops): every primitive with a name in tang's text, so
+# that every graph prints as text this parser reads back, and every composite
 FUNCTIONS: dict[str, tuple[int, int | None, Callable[..., Value]]] = {
-    "sin": (1, 1, g.sin),
-    "cos": (1, 1, g.cos),
-    "tan": (1, 1, _unary("tan")),
-    "exp": (1, 1, _unary("exp")),
-    "log": (1, 1, _unary("log")),
-    "sqrt": (1, 1, g.sqrt),
-    "tanh": (1, 1, g.tanh),
-    "sigmoid": (1, 1, _unary("sigmoid")),
-    "abs": (1, 1, g.abs_),
-    "pow": (2, 2, g.pow),
-    "atan2": (2, 2, g.atan2),
-    "min": (2, None, _fold(g.minimum)),
-    "max": (2, None, _fold(g.maximum)),
-    "where": (3, 3, g.select),
-    # primitives spelled out, so that every graph prints as text this parser reads back
-    "exp2": (1, 1, g.exp2),
-    "log2": (1, 1, g.log2),
-    "recip": (1, 1, g.recip),
-    "floor": (1, 1, g.floor),
+    **{
+        p.call: (p.arity, p.arity, g.CONSTRUCTORS[p.name])
+        for p in OPS.values()
+        if p.call is not None and not p.integer
+    },
+    **{c.name: _composite(c) for c in COMPOSITES.values()},
 }
 CONDITION_FUNCTIONS = frozenset({"where"})  # whose first argument is a comparison
 

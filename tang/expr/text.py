@@ -18,14 +18,14 @@ import math
 
 from .graph import Graph, Node, topo_order
 from .loop import loop_out
-from .ops import CALLS
+from .ops import CALLS, INFIX
 
 # precedence levels, the same as the parser's: comparison < sum < product < unary < atom
 _CMP, _SUM, _PRODUCT, _UNARY, _ATOM = 1, 2, 3, 4, 6
 
 # primitive -> function name the parser knows (printed as a call), from the registry
 _CALLS: dict[str, str] = CALLS
-_COMPARISONS: dict[str, str] = {"lt": " < ", "le": " <= ", "eq": " == "}
+_COMPARISONS: dict[str, str] = INFIX  # comparison -> its operator, from the registry
 
 MAX_TEXT_NODES = 1_000_000  # nodes after expanding shared subexpressions into a tree
 

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import math
 
-from ..expr.graph import Node
-from ..expr.ops import LN2, LOG2E
+from ..expr.graph import COMPOSITE_BUILDERS, Node, var
+from ..expr.ops import COMPOSITES, INFIX, LN2, LOG2E
 from ..expr.text import literal
 from .comprehension import FORMATTERS, Comprehension, Inline, TensorGraph
 
-_CMP = {"lt": " < ", "le": " <= ", "eq": " == "}
+_CMP = INFIX  # comparison -> its operator in tang's text, from the registry
 
 
 def format_node(node: Node) -> str:
@@ -68,14 +68,39 @@ def _form(node: Node) -> tuple[int, str]:
     if op in _CMP:
         return 1, _text(args[0], 2) + _CMP[op] + _text(args[1], 2)
     if op == "select":
+        for name, pattern in _SELECTS.items():
+            bound = _bind(pattern, node)
+            if bound is not None:  # min or max: the registry's formula of two operands
+                return 6, f"{name}({_text(bound[0], 0)}, {_text(bound[1], 0)})"
         c, a, b = args
-        if c.op == "lt" and (
-            (c.args[0] is a and c.args[1] is b) or (c.args[0] is b and c.args[1] is a)
-        ):
-            word = "max" if c.args[1] is a else "min"
-            return 6, f"{word}({_text(b, 0)}, {_text(a, 0)})"
         return 6, f"where({_text(c, 0)}, {_text(a, 0)}, {_text(b, 0)})"
     return 6, f"{op}({', '.join(_text(a, 0) for a in args)})"
+
+
+# the composites of two operands whose formula is a select (min, max): each one's graph over
+# two placeholder variables, which a select node is matched against
+_OPERANDS = (var("%0"), var("%1"))
+_SELECTS: dict[str, Node] = {
+    name: pattern
+    for name, c in COMPOSITES.items()
+    if c.arity == 2 and (pattern := COMPOSITE_BUILDERS[name](*_OPERANDS)).op == "select"
+}
+
+
+def _bind(pattern: Node, node: Node) -> tuple[Node, Node] | None:
+    """The two operands for which ``pattern`` (over ``_OPERANDS``) builds ``node``, or None."""
+    bound: dict[Node, Node] = {}
+    stack = [(pattern, node)]
+    while stack:
+        p, n = stack.pop()
+        if p in _OPERANDS:
+            if bound.setdefault(p, n) is not n:
+                return None
+        elif p.op != n.op or (p.op == "const" and p is not n) or len(p.args) != len(n.args):
+            return None
+        else:
+            stack.extend(zip(p.args, n.args))
+    return bound[_OPERANDS[0]], bound[_OPERANDS[1]]
 
 
 def format_comprehension(comp: Comprehension, indent: str = "") -> str:
