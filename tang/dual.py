@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import operator
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from . import scalar as S
@@ -246,6 +246,11 @@ class Dual:
         v = S.tanh(a.value)
         return _make(a, v, a.tangent * (1.0 - v * v))
 
+    # tan and sigmoid: the registry's composites with a slope rule, set below the class
+    # from tang.expr.ops.COMPOSITES (tan' = 1 + tan², σ' = σ(1 − σ))
+    tan: Callable[[Dual], Dual]
+    sigmoid: Callable[[Dual], Dual]
+
     def floor(a) -> Dual:  # flat between the whole numbers
         return _make(a, S.floor(a.value), a.tangent * 0.0)
 
@@ -286,9 +291,10 @@ def _composite_method(name: str) -> Any:
     return method
 
 
-for _c in COMPOSITES.values():
-    if _c.slope is not None:
-        setattr(Dual, _c.method or _c.name, _composite_method(_c.name))
+for _name, _composite in COMPOSITES.items():
+    if _composite.slope is not None:  # tan, sigmoid: Dual.tan, Dual.sigmoid
+        setattr(Dual, _composite.method or _name, _composite_method(_name))
+del _name, _composite
 
 
 def _make(like: Dual, value: Any, tangent: Any) -> Any:

@@ -15,6 +15,7 @@ from itertools import chain, repeat
 from operator import add, mul, sub, truediv
 
 from .. import ieee
+from ..expr.ops import COMPOSITES
 
 Shape = tuple[int, ...]
 
@@ -54,11 +55,7 @@ def broadcast_shape(a: Shape, b: Shape) -> Shape:
     return tuple(out)
 
 
-def _sigmoid(v: float) -> float:
-    if v >= 0.0:
-        return 1.0 / (1.0 + math.exp(-v))
-    e = math.exp(v)
-    return e / (1.0 + e)
+_sigmoid = COMPOSITES["sigmoid"].kernel  # the registry's (tang.expr.ops), stable either side of 0
 
 
 def _map_guarded(fn, safe, data: list[float]) -> list[float]:
