@@ -589,25 +589,74 @@ def topo_order(outputs: Iterable[Node]) -> list[Node]:
     return order
 
 
+# primitive -> its float kernel, what computes a node of it from its operands' values
+_KERNELS: dict[str, Callable[..., object]] = {
+    name: fn for name, (_, fn) in PRIMITIVES.items() if fn is not None
+}
+
+
+def _step(node: Node) -> Callable[..., object]:
+    """What computes ``node`` from its operands' values: its primitive's kernel, or for a
+    loop (tang.expr.loop) its body's run, and for a loop's output the state it reads."""
+    kernel = _KERNELS.get(node.op)
+    if kernel is not None:
+        return kernel
+    if node.op == "loop_out":
+        index = node.value
+        return lambda states: states[index]
+    body = node.value
+    return lambda *operands: body.run(node, list(operands))  # type: ignore[union-attr]
+
+
 def evaluate(outputs: Sequence[Node], values: Mapping[str, float]) -> list[float]:
     """Evaluate ``outputs`` at ``values`` (a name → float mapping) with IEEE semantics."""
-    result: dict[int, object] = {}
+    result: dict[Node, object] = {}
     for node in topo_order(outputs):
-        if node.op == "const":
-            result[id(node)] = node.value
-        elif node.op == "var":
+        if node.args:
+            result[node] = _step(node)(*[result[a] for a in node.args])
+        elif node.op == "const":
+            result[node] = node.value
+        else:
             try:
-                result[id(node)] = float(values[node.name])  # type: ignore[index]
+                result[node] = float(values[node.name])  # type: ignore[index]
             except KeyError:
                 raise KeyError(f"no value given for variable '{node.name}'") from None
-        elif node.op in PRIMITIVES:
-            fn = PRIMITIVES[node.op][1]
-            result[id(node)] = fn(*(result[id(a)] for a in node.args))  # type: ignore[misc]
-        elif node.op == "loop_out":
-            result[id(node)] = result[id(node.args[0])][node.value]  # type: ignore[index]
-        else:  # a loop (tang.expr.loop): its body runs it, the states after the last step
-            result[id(node)] = node.value.run(node, [result[id(a)] for a in node.args])  # type: ignore[union-attr]
-    return [result[id(o)] for o in outputs]  # type: ignore[misc]
+    return [result[o] for o in outputs]  # type: ignore[misc]
+
+
+class Tape:
+    """Nodes compiled once to steps over numbered slots, for a graph run at many points (the
+    tensor IR's evaluator keeps one per body, the solvers one per traced function); each
+    step is ``evaluate``'s own. ``template`` holds the constants; a run copies it, fills the
+    variables' slots (``leaves``: slot, name) and calls ``compute``."""
+
+    __slots__ = ("leaves", "outs", "steps", "template")
+
+    def __init__(self, outputs: Sequence[Node]) -> None:
+        order = topo_order(outputs)
+        slot = {n: k for k, n in enumerate(order)}
+        self.template: list = [n.value if n.op == "const" else None for n in order]
+        self.leaves: list[tuple[int, str]] = [(slot[n], n.name) for n in order if n.op == "var"]  # type: ignore[misc]
+        self.steps = [(slot[n], _step(n), tuple(slot[a] for a in n.args)) for n in order if n.args]
+        self.outs = [slot[n] for n in outputs]
+
+    def run(self, leaf: Callable[[str], object]) -> list:
+        """The outputs' values, each variable's value being ``leaf(its name)``."""
+        values = self.template[:]
+        for k, name in self.leaves:
+            values[k] = leaf(name)
+        return self.compute(values)
+
+    def compute(self, values: list) -> list:
+        """The outputs, from ``values``: the template with every variable's slot filled."""
+        for k, fn, args in self.steps:
+            if len(args) == 1:
+                values[k] = fn(values[args[0]])
+            elif len(args) == 2:
+                values[k] = fn(values[args[0]], values[args[1]])
+            else:
+                values[k] = fn(*[values[a] for a in args])
+        return [values[k] for k in self.outs]
 
 
 def variables(outputs: Iterable[Node]) -> list[str]:

@@ -378,48 +378,26 @@ def rebuild(node: Node, args: Sequence[Node]) -> Node:
 # running a loop node: on floats (the evaluator) and on any number type (replay)
 
 
-def _plan(body: Body) -> tuple:
-    """The body as slots and steps for the float interpreter: the initial slots (constants
-    filled in), one (slot, function, operand slots) per operation, each parameter's slot and
-    the output slots."""
+def _plan(body: Body) -> tuple[G.Tape, list[int]]:
+    """The body as the float interpreter runs it: its tape (tang.expr.graph.Tape) and each
+    parameter's slot there (-1: a parameter the body never reads)."""
     if body._plan is None:
-        order = body.nodes()
-        at = {n: k for k, n in enumerate(order)}
-        slots: list[Any] = [n.value if n.op == "const" else None for n in order]
-        steps = []
-        for n in order:
-            if not n.args:
-                continue
-            if n.op == "loop":
-                fn: Any = _float_loop(n)
-            elif n.op == "loop_out":
-                fn = _picker(n.value)  # type: ignore[arg-type]
-            else:
-                fn = G.PRIMITIVES[n.op][1]
-            steps.append((at[n], fn, tuple(at[a] for a in n.args)))
-        params = [at.get(p, -1) for p in body.params]  # -1: a parameter the body never reads
-        body._plan = (slots, steps, params, [at[o] for o in body.outputs])
+        tape = G.Tape(body.outputs)
+        slot = {name: k for k, name in tape.leaves}
+        body._plan = (tape, [slot.get(p.name, -1) for p in body.params])  # type: ignore[arg-type]
     return body._plan
-
-
-def _picker(k: int) -> Callable[[Sequence[float]], float]:
-    return lambda values: values[k]
-
-
-def _float_loop(node: Node) -> Callable[..., list[float]]:
-    return lambda *args: run_floats(node, args)
 
 
 def run_floats(node: Node, args: Sequence[float]) -> list[float]:
     """Every state of the loop ``node`` after its last step, on floats (the operands'
     values in ``args``), with the evaluator's IEEE kernels."""
     body: Body = node.value  # type: ignore[assignment]
-    template, steps, param_slots, out_slots = _plan(body)
+    tape, param_slots = _plan(body)
     n = body.nstate
     count = args[0]
     steps_to_run = int(count) if count == count and count > 0 else 0
     state = [float(v) for v in args[1 : 1 + n]]
-    slots = list(template)
+    slots = tape.template[:]
     for p, v in zip(param_slots[1 + n :], args[1 + n :]):
         if p >= 0:
             slots[p] = v
@@ -430,9 +408,7 @@ def run_floats(node: Node, args: Sequence[float]) -> list[float]:
         for p, v in zip(state_slots, state):
             if p >= 0:
                 slots[p] = v
-        for at, fn, operands in steps:
-            slots[at] = fn(*[slots[a] for a in operands])
-        state = [slots[o] for o in out_slots]
+        state = tape.compute(slots)
     return state
 
 

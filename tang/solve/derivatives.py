@@ -28,7 +28,7 @@ from typing import Any
 from .. import dual
 from ..dual import Dual, Tangents
 from ..expr.grad import backward
-from ..expr.graph import PRIMITIVES, Graph, Node
+from ..expr.graph import Graph, Node, Tape
 from ..expr.trace import trace
 
 Vector = list[float]
@@ -201,44 +201,26 @@ def _result_name(what: str, index: int | None) -> str:
 
 
 class CompiledGraph:
-    """A Graph evaluated at many points on floats: its nodes are walked once, then each
-    call runs a flat list of float kernels (IEEE results: inf/nan, never exceptions)."""
+    """A Graph evaluated at many points on floats, its inputs by position: a ``Tape``
+    (tang.expr.graph) built once, then each call runs its flat list of float kernels (IEEE
+    results: inf/nan, never exceptions)."""
 
     def __init__(self, graph: Graph) -> None:
-        nodes = graph.nodes()
-        slot = {id(node): k for k, node in enumerate(nodes)}
+        self.tape = Tape(graph.outputs)
         position = {name: i for i, name in enumerate(graph.inputs)}
-        self.template: list[Any] = [None] * len(nodes)
-        self.inputs: list[tuple[int, int]] = []
-        self.steps: list[tuple[int, Callable[..., float], tuple[int, ...]]] = []
-        for k, node in enumerate(nodes):
-            if node.op == "const":
-                self.template[k] = node.value
-            elif node.op == "var":
-                if node.name not in position:
-                    raise ValueError(
-                        f"the traced function uses the graph variable {node.name!r}, which is "
-                        "not one of its inputs"
-                    )
-                self.inputs.append((k, position[node.name]))  # type: ignore[index]
-            else:
-                kernel = PRIMITIVES[node.op][1]
-                assert kernel is not None
-                self.steps.append((k, kernel, tuple(slot[id(a)] for a in node.args)))
-        self.outputs = [slot[id(o)] for o in graph.outputs]
+        for _, name in self.tape.leaves:
+            if name not in position:
+                raise ValueError(
+                    f"the traced function uses the graph variable {name!r}, which is "
+                    "not one of its inputs"
+                )
+        self.inputs = [(k, position[name]) for k, name in self.tape.leaves]
 
     def __call__(self, x: Sequence[float]) -> list[float]:
-        values = self.template[:]
+        values = self.tape.template[:]
         for k, i in self.inputs:
             values[k] = x[i]
-        for k, kernel, args in self.steps:
-            if len(args) == 1:
-                values[k] = kernel(values[args[0]])
-            elif len(args) == 2:
-                values[k] = kernel(values[args[0]], values[args[1]])
-            else:
-                values[k] = kernel(*(values[a] for a in args))
-        return [float(values[k]) for k in self.outputs]
+        return [float(v) for v in self.tape.compute(values)]
 
 
 _trace_ids = itertools.count()

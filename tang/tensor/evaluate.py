@@ -10,8 +10,8 @@ import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-from ..expr.graph import PRIMITIVES, Node, topo_order
-from ..expr.ops import OPS
+from ..expr.graph import Node, Tape
+from ..expr.vectorized import numpy_values
 from .comprehension import Comprehension, Inline, Load, TensorGraph, TensorIRError
 from .packed import decode
 
@@ -83,42 +83,15 @@ def _nest(flat: Sequence[float], shape: tuple[int, ...]) -> Any:
     return [_nest(flat[k * step : (k + 1) * step], shape[1:]) for k in range(shape[0])]
 
 
-class _Tape:
-    """Nodes compiled once to a list of steps over slots (the evaluator's inner loop)."""
-
-    def __init__(self, nodes: Sequence[Node]) -> None:
-        order = topo_order(nodes)
-        slot = {id(n): k for k, n in enumerate(order)}
-        self.size = len(order)
-        self.consts = [(slot[id(n)], n.value) for n in order if n.op == "const"]
-        self.leaves = [(slot[id(n)], n.name) for n in order if n.op == "var"]
-        self.steps = [
-            (slot[id(n)], PRIMITIVES[n.op][1], tuple(slot[id(a)] for a in n.args))
-            for n in order
-            if n.args
-        ]
-        self.outs = [slot[id(n)] for n in nodes]
-
-    def run(self, leaf: Any) -> list[float]:
-        values: list[Any] = [0.0] * self.size
-        for k, v in self.consts:
-            values[k] = v
-        for k, name in self.leaves:
-            values[k] = leaf(name)
-        for k, fn, args in self.steps:
-            values[k] = fn(*[values[a] for a in args])
-        return [values[k] for k in self.outs]
-
-
 class _PointEvaluator:
     """One comprehension, evaluated at one output index at a time."""
 
     def __init__(self, comp: Comprehension, buffers: Mapping[str, list[float]]) -> None:
         self.comp, self.buffers = comp, buffers
         self.names = comp.names
-        self.body = _Tape(comp.body)
-        self.epilogue = _Tape([comp.epilogue]) if comp.epilogue is not None else None
-        self.combine = _Tape(comp.monoid.combine) if comp.monoid is not None else None
+        self.body = Tape(comp.body)
+        self.epilogue = Tape([comp.epilogue]) if comp.epilogue is not None else None
+        self.combine = Tape(comp.monoid.combine) if comp.monoid is not None else None
         self.inner = {
             n: _PointEvaluator(r.comp, buffers)
             for n, r in comp.reads.items()
@@ -234,18 +207,11 @@ def _run_python(graph: TensorGraph, inputs: Mapping[str, Any]) -> dict[str, Any]
 
 
 def _numpy_nodes(np: Any, nodes: Sequence[Node], env: Mapping[str, Any]) -> list[Any]:
-    values: dict[int, Any] = {}
-    for n in topo_order(nodes):
-        if n.op == "const":
-            values[id(n)] = n.value
-        elif n.op == "var":
-            try:
-                values[id(n)] = env[n.name]  # type: ignore[index]
-            except KeyError:
-                raise TensorIRError(f"nothing gives the variable {n.name!r} a value") from None
-        else:
-            values[id(n)] = OPS[n.op].numpy(np, *(values[id(a)] for a in n.args))  # type: ignore[misc]
-    return [values[id(n)] for n in nodes]
+    return numpy_values(np, nodes, env, missing=_unbound)
+
+
+def _unbound(name: str) -> TensorIRError:
+    return TensorIRError(f"nothing gives the variable {name!r} a value")
 
 
 def _numpy_comprehension(

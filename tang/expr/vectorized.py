@@ -1,0 +1,86 @@
+"""Graph nodes over numpy arrays: the one numpy interpreter of scalar graphs. The GPU tests'
+oracle (``tang.gpu.numpy_eval``) and the tensor IR's numpy evaluator both run it. numpy
+stays optional: the caller passes the module in, and every op is the registry's numpy
+spelling (``tang.expr.ops``), IEEE like ``tang.ieee`` under ``np.errstate(all="ignore")``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from .graph import Node, topo_order
+from .ops import OPS
+
+
+def _no_column(name: str) -> Exception:
+    return KeyError(f"no column for input {name!r}")
+
+
+def numpy_values(
+    np: Any,
+    outputs: Sequence[Node],
+    env: Mapping[str, Any],
+    *,
+    points: int = 1,
+    dtype: str = "float64",
+    missing: Callable[[str], Exception] = _no_column,
+) -> list[Any]:
+    """Each output's array, its variables read from ``env`` (arrays over ``points`` points,
+    or scalars); ``missing(name)`` is raised for a variable ``env`` lacks."""
+    values = _run(np, topo_order(outputs), env, points, dtype, missing)
+    return [values[o] for o in outputs]
+
+
+def _run(
+    np: Any,
+    order: Sequence[Node],
+    env: Mapping[str, Any],
+    points: int,
+    dtype: str,
+    missing: Callable[[str], Exception],
+) -> dict[Node, Any]:
+    """Every node of ``order`` over the arrays of ``env`` (variables by name)."""
+    values: dict[Node, Any] = {}
+    for node in order:
+        if node.op == "const":
+            values[node] = np.asarray(node.value, dtype=dtype)
+        elif node.op == "var":
+            if node.name not in env:
+                raise missing(node.name)  # type: ignore[arg-type]
+            values[node] = env[node.name]  # type: ignore[index]
+        elif node.op == "loop_out":
+            values[node] = values[node.args[0]][node.value]  # type: ignore[index]
+        elif node.op == "loop":
+            operands = [values[a] for a in node.args]
+            values[node] = _loop(np, node, operands, points, dtype, missing)
+        else:
+            rule = OPS[node.op].numpy  # each primitive's numpy spelling: the registry's
+            values[node] = rule(np, *(values[a] for a in node.args))  # type: ignore[misc]
+    return values
+
+
+def _loop(
+    np: Any,
+    node: Node,
+    args: list[Any],
+    points: int,
+    dtype: str,
+    missing: Callable[[str], Exception],
+) -> list[Any]:
+    """A loop node's states over all points: each point runs its own count of steps (the
+    body runs to the largest count; a point past its own keeps its state)."""
+    body = node.value
+    k = body.nstate  # type: ignore[union-attr]
+    counts = np.broadcast_to(args[0], (points,))
+    state = [np.array(np.broadcast_to(a, (points,)), dtype=dtype) for a in args[1 : 1 + k]]
+    names = [p.name for p in body.params]  # type: ignore[union-attr]
+    env = dict(zip(names[1 + k :], args[1 + k :]))
+    order = topo_order(body.outputs)  # type: ignore[union-attr]
+    steps = int(counts.max()) if points else 0
+    for i in range(steps):
+        env[names[0]] = np.asarray(float(i), dtype=dtype)
+        env.update(zip(names[1 : 1 + k], state))
+        values = _run(np, order, env, points, dtype, missing)
+        active = i < counts
+        state = [np.where(active, values[o], s) for o, s in zip(body.outputs, state)]  # type: ignore[union-attr]
+    return state
