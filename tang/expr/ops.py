@@ -444,6 +444,21 @@ class Composite:
     variadic: bool = False  # min/max: tang's text folds two or more arguments
 
 
+def _extremum(name: str, *, larger: bool) -> Composite:
+    """min or max: b where it is smaller (larger) than a, else a, so a when either is nan,
+    like Python's."""
+
+    def kernel(a: float, b: float) -> float:
+        return b if (a < b if larger else b < a) else a
+
+    def formula(k: Any, a: Any, b: Any) -> Any:
+        return k.where(k.lt(a, b) if larger else k.lt(b, a), b, a)
+
+    word = "larger" if larger else "smaller"
+    doc = f"The {word} of a and b (a when either is nan, like Python's {name})."
+    return Composite(name, 2, kernel, formula, doc, variadic=True)
+
+
 _COMPOSITES: tuple[Composite, ...] = (
     Composite(
         "tan",
@@ -479,22 +494,8 @@ _COMPOSITES: tuple[Composite, ...] = (
         "a**b; plain numbers follow C99 pow (nan for a negative base to a non-integer "
         "power, never a complex number or an exception).",
     ),
-    Composite(
-        "min",
-        2,
-        lambda a, b: b if b < a else a,
-        lambda k, a, b: k.where(k.lt(b, a), b, a),
-        "The smaller of a and b (a when either is nan, like Python's min).",
-        variadic=True,
-    ),
-    Composite(
-        "max",
-        2,
-        lambda a, b: b if a < b else a,
-        lambda k, a, b: k.where(k.lt(a, b), b, a),
-        "The larger of a and b (a when either is nan, like Python's max).",
-        variadic=True,
-    ),
+    _extremum("min", larger=False),
+    _extremum("max", larger=True),
 )
 
 COMPOSITES: dict[str, Composite] = {c.name: c for c in _COMPOSITES}
