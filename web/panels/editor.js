@@ -60,10 +60,7 @@ export default {
       parent: view.inputBox,
       doc: state.get().expr,
       label: "Function to differentiate and lower",
-      onChange: (text) => {
-        typing();
-        state.set({ expr: text });
-      },
+      onChange: (text) => state.set({ expr: text }),
     });
     const loop = compileLoop({ call, view, input, kernel, render, printer });
     wireTabs(view);
@@ -252,6 +249,7 @@ function compileLoop({ call, view, input, kernel, render, printer }) {
 
   return {
     schedule() {
+      typing();
       editedAt = performance.now();
       printer.cancel(); // typing goes first
       clearTimeout(timer);
