@@ -82,18 +82,11 @@ LAYERS: dict[type, Callable[[Any, Tensor, Mapping[str, Tensor]], Tensor]] = {
 
 
 def _cross_entropy(logits: Tensor, target: Tensor, weight: Tensor) -> Tensor:
-    """Σ_rows weight[row] · −log softmax(logits)[row, target[row]]; targets are class
-    numbers held as floats, picked by comparing with the class index."""
+    """Σ_rows weight[row] · −log softmax(logits)[row, target[row]]: the tensor IR's own
+    (``tang.tensor.cross_entropy`` with per-sample weights)."""
     from .. import tensor
-    from ..expr import graph as g
 
-    picked = tensor.comprehend(
-        "a",
-        [(tensor.log_softmax(logits, -1), "ab"), (target, "a")],
-        lambda ix, v, t: g.select(g.eq(ix["b"], t), v, 0.0),
-        index=True,
-    )
-    return tensor.comprehend("", [(picked, "a"), (weight, "a")], lambda p, w: -(p * w))
+    return tensor.cross_entropy(logits, target, weight)
 
 
 def _mse(prediction: Tensor, target: Tensor, weight: Tensor) -> Tensor:

@@ -303,9 +303,11 @@ def log_softmax(x: Tensor, axis: int = -1) -> Tensor:
     return x - logsumexp(x, axis, keepdims=True)
 
 
-def cross_entropy(logits: Tensor, targets: Tensor) -> Tensor:
+def cross_entropy(logits: Tensor, targets: Tensor, weight: Tensor | None = None) -> Tensor:
     """Mean over rows of -log softmax(logits)[row, target]; ``targets`` holds class
-    numbers as floats (rows × 1 classes picked by comparing with the class index)."""
+    numbers as floats (rows × 1 classes picked by comparing with the class index). With
+    ``weight`` (N,), the sum of each row's loss times its weight instead: a compiled
+    trainer's per-sample weights (1/N in a full batch, 0 for padding rows)."""
     if logits.ndim != 2 or targets.shape != logits.shape[:1]:
         raise TensorIRError(
             "cross_entropy takes logits (N, C) and targets (N,), "
@@ -318,7 +320,9 @@ def cross_entropy(logits: Tensor, targets: Tensor) -> Tensor:
         lambda ix, v, t: g.select(g.eq(ix["b"], t), v, 0.0),
         index=True,
     )
-    return -mean(picked)
+    if weight is None:
+        return -mean(picked)
+    return comprehend("", [(picked, "a"), (weight, "a")], lambda p, w: -(p * w))
 
 
 def rms_norm(x: Tensor, weight: Tensor | None = None, eps: float = 1e-6) -> Tensor:
