@@ -285,3 +285,54 @@ def test_released_buffers_cannot_be_used(dev):
     buf.release()  # twice is fine
     with pytest.raises(gpu.GPUError, match="this buffer was released"):
         dev.read(buf)
+
+
+@pytest.fixture(params=["native", "c", "cpu"])
+def any_device(request, native_device, c_device):
+    return {"native": native_device, "c": c_device, "cpu": gpu.CPUDevice()}[request.param]
+
+
+def _doubler(dev):
+    """A kernel y[i] = 2·x[i] on ``dev``: WGSL, C or a Python function."""
+    if dev.kind == "native":
+        return dev.kernel(elementwise("x0[i] * 2.0"))
+    if dev.kind == "c":
+        return dev.kernel(
+            "#include <stddef.h>\nvoid run(const float *x, float *y, size_t n) {"
+            " for (size_t i = 0; i < n; ++i) y[i] = 2.0f * x[i]; }"
+        )
+
+    def double(n, x, y, count):
+        for i in range(count):
+            y[i] = 2.0 * x[i]
+
+    return dev.kernel(double)
+
+
+@pytest.mark.parametrize("batched", [False, True], ids=["separate", "batched"])
+def test_a_copy_lands_in_order_between_the_dispatches_around_it(any_device, batched):
+    dev = any_device
+    double = _doubler(dev)
+    x = dev.buffer([1.0, 2.0, 3.0, 4.0])
+    y, cache = dev.empty(4), dev.buffer([9.0] * 8)
+    with dev.batch() if batched else contextlib.nullcontext():
+        dev.dispatch(double, [x, y, 4], 4)  # y = 2, 4, 6, 8
+        dev.copy(y, cache, 3, 1, 4)  # cache[4:7] = y[1:4]
+        dev.dispatch(double, [cache, y, 4], 4)  # reads the cache after the copy: 9 → 18
+        dev.copy(x, cache, 1, 0, 0)  # cache[0] = x[0]
+    assert dev.read(cache).tolist() == [1.0, 9.0, 9.0, 9.0, 4.0, 6.0, 8.0, 9.0]
+    assert dev.read(y).tolist() == [18.0] * 4  # the second kernel ran after the first copy
+
+
+def test_a_copy_outside_either_buffer_is_refused_before_anything_runs(any_device):
+    dev = any_device
+    a, b = dev.buffer([1.0, 2.0, 3.0]), dev.buffer([0.0, 0.0])
+    with pytest.raises(gpu.DataError, match=r"elements 1 … 2 are outside the destination's 2"):
+        dev.copy(a, b, 2, 0, 1)
+    with pytest.raises(gpu.DataError, match=r"elements 2 … 3 are outside the source's 3"):
+        dev.copy(a, b, 2, 2, 0)
+    with pytest.raises(gpu.DataError, match="two different buffers"):
+        dev.copy(a, a, 1, 0, 1)
+    with pytest.raises(gpu.DataError, match="count must be a non-negative int"):
+        dev.copy(a, b, -1)
+    assert dev.read(b).tolist() == [0.0, 0.0]

@@ -221,6 +221,36 @@ class Device:
         self.submit()  # recorded dispatches come before this write
         self._guard(self._write, buf, raw)
 
+    def copy(
+        self, src: Buffer, dst: Buffer, count: int, src_offset: int = 0, dst_offset: int = 0
+    ) -> None:
+        """Copy ``count`` elements of ``src`` from ``src_offset`` into ``dst`` at
+        ``dst_offset``, on the device and in order with the dispatches around it (inside a
+        ``batch``, recorded into the same submit): how a step appends its rows to a cache
+        without a pass over the whole cache or a trip through the host."""
+        for buf in (src, dst):
+            self._own(buf)
+        if src is dst:
+            raise DataError("copy needs two different buffers")
+        for name, v in (("count", count), ("src_offset", src_offset), ("dst_offset", dst_offset)):
+            if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+                raise DataError(f"copy: {name} must be a non-negative int, got {v!r}")
+        for what, buf, start in (("source", src, src_offset), ("destination", dst, dst_offset)):
+            if start + count > buf.size:
+                raise DataError(
+                    f"copy: elements {start} … {start + count - 1} are outside the "
+                    f"{what}'s {buf.size}"
+                )
+        if count == 0:
+            return
+        span = (src_offset * ITEMSIZE, dst_offset * ITEMSIZE, count * ITEMSIZE)
+        if self._batching:
+            self._guard(self._record_copy, src, dst, *span)
+            self._recorded += 1
+        else:
+            self._guard(self._copy, src, dst, *span)
+            self.submits += 1
+
     def read(self, buf: Buffer) -> array:
         """The contents of ``buf`` as an ``array.array`` (waits for queued work)."""
         self._own(buf)
@@ -436,6 +466,14 @@ class Device:
     ) -> None:
         """Record a dispatch for the next ``_submit`` (by default: run it now, in order)."""
         self._dispatch(kernel, bound, n, groups)
+
+    def _copy(self, src: Buffer, dst: Buffer, src_at: int, dst_at: int, nbytes: int) -> None:
+        """Copy ``nbytes`` bytes between two buffers now (offsets in bytes)."""
+        raise NotImplementedError
+
+    def _record_copy(self, src: Buffer, dst: Buffer, src_at: int, dst_at: int, nbytes: int) -> None:
+        """Record a copy for the next ``_submit`` (by default: copy now, in order)."""
+        self._copy(src, dst, src_at, dst_at, nbytes)
 
     def _submit(self) -> None:
         """Submit what ``_record`` recorded."""

@@ -44,6 +44,7 @@ NAMES = {
     "create_bind_group": "createBindGroup",
     "set_bind_group": "setBindGroup",
     "dispatch_workgroups": "dispatchWorkgroups",
+    "copy_buffer_to_buffer": "copyBufferToBuffer",
     "submit": "submit",
 }
 
