@@ -6,7 +6,11 @@ bandwidth, measured by a copy kernel in this run); kernels per decode step; spec
 (prompt-lookup) acceptance and speed-up.
 
     python benchmarks/llm.py [--model PATH] [--device c,native] [--tokens 64] [--no-peers]
-                             [--page [lavapipe,swiftshader]] [--lookup]
+                             [--page [lavapipe,swiftshader]] [--lookup] [--turns 3]
+
+--turns R (default 3) decodes with tang on the first device and llama.cpp taking turns, R
+rounds, and prints the ratio round by round: the figure to trust on a shared machine, where
+a single run of each moves by tens of percent.
 
 --lookup adds, per device, decode speed with the tokens looked up on the device (the tied
 table, a gather in the tensor IR) next to the host writing each step's rows, in turns.
@@ -23,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import sys
 from pathlib import Path
 
@@ -134,12 +139,39 @@ def peer_figures(path: Path, ids: list[int], n: int) -> dict[str, dict | str]:
     return out
 
 
+def decode_turns(path: Path, kind: str, ids: list[int], n: int, rounds: int) -> dict | str:
+    """Decode tok/s of tang on ``kind`` and of llama.cpp, ``n`` tokens per run, the two
+    taking turns for ``rounds`` rounds after a warm-up each, so a busy machine slows both
+    alike: each one's runs, or why llama.cpp is absent."""
+    import llm_peers
+
+    threads = os.cpu_count() or 2
+    try:
+        llm_peers.llamacpp_speed(path, ids, 2, threads=threads)
+    except ImportError as exc:
+        return f"absent ({exc})"
+    model = Llama.from_gguf(path, gpu.device(kind, fallback=False))
+    run(model, ids, 2)
+    out: dict[str, list[float]] = {"tang": [], "llama.cpp": []}
+    for _ in range(rounds):
+        out["tang"].append(run(model, ids, n)[1].decode_tok_s)
+        out["llama.cpp"].append(llm_peers.llamacpp_speed(path, ids, n, threads)["decode_tok_s"])
+    model.release()
+    return out
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default=None, help="the GGUF file (default: find_model())")
     parser.add_argument("--device", default="c,native", help="tang devices, comma-separated")
     parser.add_argument("--tokens", type=int, default=64)
     parser.add_argument("--no-peers", action="store_true", help="tang only")
+    parser.add_argument(
+        "--turns",
+        type=int,
+        default=3,
+        help="rounds of decoding with tang (the first device) and llama.cpp taking turns",
+    )
     parser.add_argument(
         "--lookup", action="store_true", help="also device token lookup against host rows"
     )
@@ -213,6 +245,21 @@ def main() -> int:
                 print(f"\n{name}: {figures}")
                 continue
             rows.append((name, figures["prefill_tok_s"], figures["decode_tok_s"]))
+    if not args.no_peers and args.turns > 0:
+        kind = args.device.split(",")[0]
+        turns = decode_turns(path, kind, ids, args.tokens, args.turns)
+        print(f"\ndecode in turns, tang {kind} and llama.cpp ({args.turns} rounds):")
+        if isinstance(turns, str):
+            print(f"  llama.cpp: {turns}")
+        else:
+            for name, speeds in turns.items():
+                each = ", ".join(f"{v:.1f}" for v in speeds)
+                print(f"  {name:<10} tok/s: {each}; median {statistics.median(speeds):.1f}")
+            ratios = [t / p for t, p in zip(turns["tang"], turns["llama.cpp"], strict=True)]
+            print(
+                f"  tang / llama.cpp, round by round: {', '.join(f'{r:.2f}' for r in ratios)}; "
+                f"median {statistics.median(ratios):.2f} (target ≥ 0.5)"
+            )
     print(f"\n{'':<16}{'prefill tok/s':>14}{'decode tok/s':>14}")
     best = max((r for r in rows if r[0].startswith("tang")), key=lambda r: r[2])
     for name, prefill, decode in rows:

@@ -234,17 +234,18 @@ class Llama:
         return total
 
     def _allocate_caches(self) -> None:
-        """Both caches of every block, empty: two host arrays on the reference, four device
-        buffers elsewhere (the cache read and the one written, swapped after each step)."""
+        """Both caches of every block, empty, shaped (capacity, kv heads, head size): host
+        arrays on the reference, device buffers elsewhere. A step appends its rows to them
+        in place (``_launch`` copies each step's rows in)."""
         cfg = self.cfg
-        shape = (cfg.kv_heads, self.capacity, cfg.head_dim)
+        shape = (self.capacity, cfg.kv_heads, cfg.head_dim)
         if self.reference:
             import numpy as np
 
             self.caches = [[np.zeros(shape), np.zeros(shape)] for _ in range(cfg.layers)]
         else:
-            rows = shape[0] * shape[1] * shape[2]
-            self.caches = [[self.device.empty(rows) for _ in range(4)] for _ in range(cfg.layers)]
+            size = prod(shape)
+            self.caches = [[self.device.empty(size) for _ in range(2)] for _ in range(cfg.layers)]
 
     def reserve(self, positions: int) -> None:
         """Make the cache hold at least ``positions`` rows: the next power of two (at least
@@ -381,6 +382,12 @@ class Llama:
             )
         return bucket(n)
 
+    def _kept_rows(self, pos: int, width: int) -> int:
+        """How many of a step's ``width`` rows (its tokens, then padding) join the cache at
+        ``pos``: all that fit (padded rows land past the step's tokens, where the mask
+        hides them until a later step writes over them)."""
+        return min(width, self.capacity - pos)
+
     def _launch(self, tokens: Sequence[int], pos: int, compiled: tuple[Any, ...]) -> Any:
         """Record one step's dispatches on the device (the lookup when it runs there, every
         block, then the head) and return the compiled head, whose ``logits`` buffer holds
@@ -405,20 +412,23 @@ class Llama:
             if embed:
                 embed[0].bind(ids=ids, x=pair[0])
                 embed[0].dispatch()
+            rows = self._kept_rows(pos, width)
             for layer in range(self.cfg.layers):
-                k_in, v_in, k_out, v_out = self.caches[layer]
+                k_cache, v_cache = self.caches[layer]
                 block.bind(
                     x=pair[layer % 2],
                     y=pair[1 - layer % 2],
                     pos=self.pos_buffer,
-                    k_cache=k_in,
-                    v_cache=v_in,
-                    k_next=k_out,
-                    v_next=v_out,
+                    k_cache=k_cache,
+                    v_cache=v_cache,
                     **self._block_buffers[layer],
                 )
                 block.dispatch()
-                self.caches[layer] = [k_out, v_out, k_in, v_in]  # next step reads the new cache
+                for new, cache in (
+                    (block.buffers["k_new"], k_cache),
+                    (block.buffers["v_new"], v_cache),
+                ):
+                    dev.copy(new, cache, rows * self.cfg.kv_width, 0, pos * self.cfg.kv_width)
             head.bind(x=pair[self.cfg.layers % 2])
             head.dispatch()
         return head
@@ -433,10 +443,12 @@ class Llama:
         p = np.array([float(pos)])
         for layer in range(self.cfg.layers):
             w = {k: self.host[f"{layer}.{k}"] for k in self.block_inputs}
-            k_in, v_in = self.caches[layer]
-            out = evaluate(block, {**w, "x": x, "pos": p, "k_cache": k_in, "v_cache": v_in})
+            k_cache, v_cache = self.caches[layer]
+            out = evaluate(block, {**w, "x": x, "pos": p, "k_cache": k_cache, "v_cache": v_cache})
             x = out["y"]
-            self.caches[layer] = [out["k_next"], out["v_next"]]
+            rows = self._kept_rows(pos, width)
+            k_cache[pos : pos + rows] = out["k_new"][:rows]
+            v_cache[pos : pos + rows] = out["v_new"][:rows]
         out = evaluate(head, {"x": x, **{n: self.host[n] for n in self.head_inputs}})
         return out["logits"]
 

@@ -14,6 +14,7 @@ prompt, padded to a bucket), decode (``T`` = 1) and speculative verification (``
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -148,63 +149,78 @@ def _weight(name: str, shape: tuple[int, ...], fmt: str) -> Any:
     }
 
 
-def project(x: Tensor, w: Any) -> Tensor:
+def project(x: Tensor, w: Any, spread_of: Any = quantized.spread) -> Tensor:
     """x @ wᵀ for a dense weight or a packed one (dequantized inside the reduction, so a
-    step reads only the packed bytes)."""
+    step reads only the packed bytes; ``spread_of``: see ``quantized.linear``)."""
     if isinstance(w, Tensor):
         return linear(x, w)
     fmt, parts = w
-    return quantized.linear(x, fmt, parts)
+    return quantized.linear(x, fmt, parts, spread_of)
 
 
-def rope_at(x: Tensor, pos: Tensor, base: float) -> Tensor:
-    """Rotary embedding of (T, H, D) at positions pos + t, turning each adjacent pair
-    (2k, 2k+1) by (pos + t)·base^(-2k/D): the pairing llama.cpp's files are stored for."""
+def rotations(pos: Tensor, tokens: int, d: int, base: float) -> tuple[Tensor, Tensor]:
+    """cos and sin of the rotary angles (T, D/2) at positions pos + t: angle (pos + t)·
+    base^(-2k/D) for pair k. Computed once per step and read by every head's rotation."""
+    rate = -2.0 * math.log2(base) / d
+
+    def angle(fn: Any) -> Tensor:
+        return comprehend(
+            "tk",
+            [(pos, "z")],
+            lambda ix, p: fn((p + ix["t"]) * g.exp2(ix["k"] * rate)),
+            extents={"t": tokens, "k": d // 2},
+            index=True,
+        )
+
+    return angle(g.cos), angle(g.sin)
+
+
+def rope_at(x: Tensor, turns: tuple[Tensor, Tensor]) -> Tensor:
+    """Rotary embedding of (T, H, D), turning each adjacent pair (2k, 2k+1) by the angle
+    whose cos and sin ``turns`` holds for (t, k) (``rotations``): the pairing llama.cpp's
+    files are stored for."""
     t_len, heads, d = x.shape
     pairs = x.reshape(t_len, heads, d // 2, 2)
     swapped = pairs[..., ::-1]
-    rate = -2.0 * math.log2(base) / d
+    cos, sin = turns
 
-    def body(ix: list[Any], a: Any, b: Any, p: Any) -> Any:
-        t, k, r = ix[0], ix[2], ix[3]
-        theta = (p + t) * g.exp2(k * rate)
-        return a * g.cos(theta) + (2.0 * r - 1.0) * b * g.sin(theta)
+    def body(ix: Any, a: Any, b: Any, c: Any, s: Any) -> Any:
+        return a * c + (2.0 * ix["r"] - 1.0) * b * s
 
-    return ops.map_(body, pairs, swapped, pos, index=True).reshape(x.shape)
-
-
-def cache_update(cache: Tensor, new: Tensor, pos: Tensor) -> Tensor:
-    """The cache (H, S, D) with rows pos … pos+T-1 replaced by ``new`` (T, H, D), in one
-    pass over the cache (each row read and written once); rows past them keep whatever
-    they held (the mask hides them)."""
-    t_len = new.shape[0]
-
-    def body(ix: Any, old: Any, value: Any, p: Any) -> Any:
-        s, t = ix["s"], ix["t"]
-        placed = g.select(g.eq(s, p + t), value, 0.0)  # the one t that lands on row s
-        kept = g.select(g.lt(s, p), old, g.select(g.lt(s, p + t_len), 0.0, old))
-        return placed + g.select(g.eq(t, 0.0), kept, 0.0)  # the old row counted once
-
-    return comprehend("hsd", [(cache, "hsd"), (new, "thd"), (pos, "z")], body, index=True)
+    operands = [(pairs, "thkr"), (swapped, "thkr"), (cos, "tk"), (sin, "tk")]
+    return comprehend("thkr", operands, body, index=True).reshape(x.shape)
 
 
-def attend(q: Tensor, keys: Tensor, values: Tensor, pos: Tensor) -> Tensor:
-    """Grouped-query causal attention of (T, H, D) queries at positions pos + t over a
-    (Hkv, S, D) cache, as (T, H·D): query t sees keys 0 … pos + t."""
+def attend(
+    q: Tensor, keys: tuple[Tensor, Tensor], values: tuple[Tensor, Tensor], pos: Tensor
+) -> Tensor:
+    """Grouped-query causal attention of (T, H, D) queries at positions pos + t, as (T, H·D).
+    ``keys`` and ``values`` are each the cache (S, Hkv, D), whose rows 0 … pos-1 hold the
+    earlier positions, and the step's own rows (T, Hkv, D): query t sees cache rows below
+    pos and its own rows 0 … t. Each is read where it lies (scores and weighted sums per
+    part); only the scores, S + T per query, are joined for the softmax."""
     t_len, heads, d = q.shape
-    kv_heads = keys.shape[0]
+    kv_heads = keys[0].shape[1]
     group = heads // kv_heads
     scale = 1.0 / math.sqrt(d)
+    cached = keys[0].shape[0]
     q4 = q.reshape(t_len, kv_heads, group, d)
-    scores = comprehend("ngts", [(q4, "tngd"), (keys, "nsd")], lambda a, b: a * b * scale)
-    masked = ops.map_(
-        lambda ix, x, p: g.select(g.le(ix[3], p + ix[2]), x, -math.inf),
-        scores,
-        pos,
-        index=True,
+    scores = ops.concat(
+        [comprehend("ngts", [(q4, "tngd"), (k, "snd")], lambda a, b: a * b * scale) for k in keys],
+        -1,
     )
-    probs = ops.softmax(masked, -1)
-    out = comprehend("tnge", [(probs, "ngts"), (values, "nse")], lambda p, v: p * v)
+
+    def visible(ix: list[Any], x: Any, p: Any) -> Any:
+        t, s = ix[2], ix[3]
+        old = g.select(g.lt(s, p), x, -math.inf)
+        return g.select(g.lt(s, cached), old, g.select(g.le(s - cached, t), x, -math.inf))
+
+    probs = ops.softmax(ops.map_(visible, scores, pos, index=True), -1)
+    old, new = (
+        comprehend("tnge", [(p, "ngts"), (v, "sne")], lambda a, b: a * b)
+        for p, v in zip((probs[..., :cached], probs[..., cached:]), values, strict=True)
+    )
+    out = old + new
     return out.reshape(t_len, heads * d)
 
 
@@ -212,8 +228,10 @@ def block_graph(
     cfg: LlamaConfig, tokens: int, capacity: int, formats: Mapping[str, str] | None = None
 ) -> TensorGraph:
     """One decoder block over ``tokens`` new tokens with a cache of ``capacity`` rows:
-    inputs x (T, width), pos (1,), the cache and the weights (``formats``: a weight's
-    packed format, "Q4_1" or "Q8_0", else dense f32); outputs y, k_next, v_next."""
+    inputs x (T, width), pos (1,), the caches (capacity, kv heads, head size) and the
+    weights (``formats``: a weight's packed format, "Q4_1" or "Q8_0", else dense f32);
+    outputs y and the step's own keys and values, k_new and v_new (T, kv heads, head
+    size), which the caller appends to the caches at rows pos … (one contiguous copy)."""
     if not 1 <= tokens <= capacity:
         raise ValueError(f"a block takes 1 … {capacity} tokens at once, not {tokens}")
     formats = formats or {}
@@ -223,20 +241,24 @@ def block_graph(
     }
     x = tf.input("x", (tokens, cfg.width))
     pos = tf.input("pos", (1,))
-    k_cache = tf.input("k_cache", (cfg.kv_heads, capacity, cfg.head_dim))
-    v_cache = tf.input("v_cache", (cfg.kv_heads, capacity, cfg.head_dim))
+    k_cache = tf.input("k_cache", (capacity, cfg.kv_heads, cfg.head_dim))
+    v_cache = tf.input("v_cache", (capacity, cfg.kv_heads, cfg.head_dim))
+
+    spread = functools.cache(quantized.spread)  # products of one input share its layout
+
+    def proj(v: Tensor, name: str) -> Tensor:
+        return project(v, w[name], spread)
 
     h = ops.rms_norm(x, w["attn_norm"], eps=cfg.eps)
-    q = rope_at(project(h, w["wq"]).reshape(tokens, cfg.heads, cfg.head_dim), pos, cfg.rope_base)
-    k = rope_at(project(h, w["wk"]).reshape(tokens, cfg.kv_heads, cfg.head_dim), pos, cfg.rope_base)
-    v = project(h, w["wv"]).reshape(tokens, cfg.kv_heads, cfg.head_dim)
-    k_next = cache_update(k_cache, k, pos)
-    v_next = cache_update(v_cache, v, pos)
-    x1 = x + project(attend(q, k_next, v_next, pos), w["wo"])
+    turns = rotations(pos, tokens, cfg.head_dim, cfg.rope_base)
+    q = rope_at(proj(h, "wq").reshape(tokens, cfg.heads, cfg.head_dim), turns)
+    k = rope_at(proj(h, "wk").reshape(tokens, cfg.kv_heads, cfg.head_dim), turns)
+    v = proj(h, "wv").reshape(tokens, cfg.kv_heads, cfg.head_dim)
+    x1 = x + proj(attend(q, (k_cache, k), (v_cache, v), pos), "wo")
     h2 = ops.rms_norm(x1, w["ffn_norm"], eps=cfg.eps)
-    hidden = ops.silu(project(h2, w["w_gate"])) * project(h2, w["w_up"])
-    y = x1 + project(hidden, w["w_down"])
-    return tf.graph(y=y, k_next=k_next, v_next=v_next)
+    hidden = ops.silu(proj(h2, "w_gate")) * proj(h2, "w_up")
+    y = x1 + proj(hidden, "w_down")
+    return tf.graph(y=y, k_new=k, v_new=v)
 
 
 def embed_graph(cfg: LlamaConfig, tokens: int, fmt: str = DENSE) -> TensorGraph:
@@ -266,11 +288,11 @@ __all__ = [
     "LlamaConfig",
     "attend",
     "block_graph",
-    "cache_update",
     "embed_graph",
     "head_graph",
     "linear",
     "project",
     "rope_at",
+    "rotations",
     "weight_inputs",
 ]

@@ -14,6 +14,7 @@ bytes per weight, the file's own size, against 4 for f32.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -63,9 +64,25 @@ def parts(type_name: str, rows: int, cols: int) -> dict[str, tuple[tuple[int, ..
     return {"codes": ((rows, nb, per), f.codes), "scales": ((rows, nb, f.size // 2), "f16")}
 
 
-def linear(x: Tensor, type_name: str, inputs: dict[str, Tensor]) -> Tensor:
+def spread(x: Tensor) -> tuple[Tensor, Tensor]:
+    """x (T, K) as the 4-bit products read it: weight 16h + 2k + e of each block laid out
+    (e, h, k), so each of the four reads of a code element is contiguous along k; and the
+    sums of those four (what a Q4_1 minimum multiplies). Products of one input can share
+    these (``linear``'s ``spread_of``)."""
+    t_len, cols = x.shape
+    xs = x.reshape(t_len, cols // BLOCK, 2, BLOCK // 4, 2).permute(0, 1, 4, 2, 3).materialize()
+    return xs, xs.sum(axis=(2, 3))
+
+
+def linear(
+    x: Tensor,
+    type_name: str,
+    inputs: dict[str, Tensor],
+    spread_of: Callable[[Tensor], tuple[Tensor, Tensor]] = spread,
+) -> Tensor:
     """x (T, K) @ Wᵀ for a quantized (rows, K) weight given as its ``parts`` inputs:
-    (T, rows), each weight dequantized where the sum reads it."""
+    (T, rows), each weight dequantized where the sum reads it. ``spread_of`` rearranges x
+    for the 4-bit formats (pass a cached ``spread`` so products of one x share it)."""
     f = FORMATS[type_name]
     t_len, cols = x.shape
     nb = cols // BLOCK
@@ -83,10 +100,10 @@ def linear(x: Tensor, type_name: str, inputs: dict[str, Tensor]) -> Tensor:
     # its two bytes) and 16 + 2k, 17 + 2k (high nibbles): one read serves four weights,
     # split by floor (exact on whole numbers below 2**16)
     operands.append((inputs["codes"][:, :, f.offset // 2 :], "jbk"))
-    # weight 16h + 2k + e, laid out (e, h, k) once per product so each of the four reads
-    # is contiguous along k
-    xs = x.reshape(t_len, nb, 2, BLOCK // 4, 2).permute(0, 1, 4, 2, 3).materialize()
+    xs, sums = spread_of(x)
     operands += [(xs[:, :, e, h], "tbk") for e in (0, 1) for h in (0, 1)]
+    if f.has_min:  # Σ x·(d·c + m) = d·Σ x·c + m·Σ x: per weight one product fewer
+        operands.append((sums, "tbk"))
     bias = f.bias
 
     def body(d: Any, *rest: Any) -> Any:
@@ -95,11 +112,8 @@ def linear(x: Tensor, type_name: str, inputs: dict[str, Tensor]) -> Tensor:
         codes = [a - 16.0 * b for a, b in itertools.pairwise(shifted)] + [shifted[3]]
         if bias:
             codes = [c - bias for c in codes]
-        if low is None:
-            return d * sum((xk * c for xk, c in zip(xv[1:], codes[1:])), xv[0] * codes[0])
-        return sum(
-            (xk * (d * c + low) for xk, c in zip(xv[1:], codes[1:])), xv[0] * (d * codes[0] + low)
-        )
+        dot = sum((xk * c for xk, c in zip(xv[1:4], codes[1:])), xv[0] * codes[0])
+        return d * dot if low is None else d * dot + low * xv[4]
 
     return comprehend("tj", operands, body)
 
@@ -138,4 +152,14 @@ def nbytes(type_name: str, rows: int, cols: int) -> int:
     return rows * cols // BLOCK * FORMATS[type_name].size
 
 
-__all__ = ["BLOCK", "FORMATS", "Format", "dequantize", "linear", "nbytes", "packable", "parts"]
+__all__ = [
+    "BLOCK",
+    "FORMATS",
+    "Format",
+    "dequantize",
+    "linear",
+    "nbytes",
+    "packable",
+    "parts",
+    "spread",
+]
