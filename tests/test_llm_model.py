@@ -58,6 +58,21 @@ def test_prefill_then_decode_matches_the_independent_llama(kind: str) -> None:
     model.release()
 
 
+@pytest.mark.parametrize("kind", DEVICES)
+def test_a_padded_step_at_the_cache_s_end_appends_only_the_rows_that_fit(kind: str) -> None:
+    """Each step appends its keys and values to the cache in place; a step whose bucket
+    (3 tokens padded to 8 at position 12) runs past the 16 rows keeps the 4 that fit, and
+    the last row still serves the step after it."""
+    model = tiny(device(kind), capacity=16)
+    ids = (IDS * 2)[:16]
+    rows = [model.forward(ids[:12], 0), model.forward(ids[12:15], 12), model.forward(ids[15:], 15)]
+    got = np.concatenate([np.asarray(r, np.float64) for r in rows])
+    want = reference_logits(TINY, WEIGHTS, ids)
+    tolerance = 1e-9 if kind == REFERENCE else 1e-4
+    np.testing.assert_allclose(got, want, atol=tolerance * np.abs(want).max())
+    model.release()
+
+
 @pytest.mark.parametrize("kind", DEVICES[1:])
 def test_a_tied_model_looks_its_tokens_up_on_the_device(kind: str) -> None:
     """The tied table is the output projection's weights: the device gathers the rows

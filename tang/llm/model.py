@@ -158,36 +158,32 @@ def project(x: Tensor, w: Any, spread_of: Any = quantized.spread) -> Tensor:
     return quantized.linear(x, fmt, parts, spread_of)
 
 
-def rotations(pos: Tensor, tokens: int, d: int, base: float) -> tuple[Tensor, Tensor]:
-    """cos and sin of the rotary angles (T, D/2) at positions pos + t: angle (pos + t)·
-    base^(-2k/D) for pair k. Computed once per step and read by every head's rotation."""
+def rotations(pos: Tensor, tokens: int, d: int, base: float) -> Tensor:
+    """cos (at c = 0) and sin (c = 1) of the rotary angles, (T, D/2, 2), at positions
+    pos + t: angle (pos + t)·base^(-2k/D) for pair k. Computed once per step and read by
+    every head's rotation."""
     rate = -2.0 * math.log2(base) / d
 
-    def angle(fn: Any) -> Tensor:
-        return comprehend(
-            "tk",
-            [(pos, "z")],
-            lambda ix, p: fn((p + ix["t"]) * g.exp2(ix["k"] * rate)),
-            extents={"t": tokens, "k": d // 2},
-            index=True,
-        )
+    def body(ix: Any, p: Any) -> Any:
+        theta = (p + ix["t"]) * g.exp2(ix["k"] * rate)
+        return g.select(g.eq(ix["c"], 0.0), g.cos(theta), g.sin(theta))
 
-    return angle(g.cos), angle(g.sin)
+    extents = {"t": tokens, "k": d // 2, "c": 2}
+    return comprehend("tkc", [(pos, "z")], body, extents=extents, index=True)
 
 
-def rope_at(x: Tensor, turns: tuple[Tensor, Tensor]) -> Tensor:
+def rope_at(x: Tensor, turns: Tensor) -> Tensor:
     """Rotary embedding of (T, H, D), turning each adjacent pair (2k, 2k+1) by the angle
-    whose cos and sin ``turns`` holds for (t, k) (``rotations``): the pairing llama.cpp's
+    whose cos and sin ``turns`` holds at (t, k) (``rotations``): the pairing llama.cpp's
     files are stored for."""
     t_len, heads, d = x.shape
     pairs = x.reshape(t_len, heads, d // 2, 2)
     swapped = pairs[..., ::-1]
-    cos, sin = turns
 
     def body(ix: Any, a: Any, b: Any, c: Any, s: Any) -> Any:
         return a * c + (2.0 * ix["r"] - 1.0) * b * s
 
-    operands = [(pairs, "thkr"), (swapped, "thkr"), (cos, "tk"), (sin, "tk")]
+    operands = [(pairs, "thkr"), (swapped, "thkr"), (turns[..., 0], "tk"), (turns[..., 1], "tk")]
     return comprehend("thkr", operands, body, index=True).reshape(x.shape)
 
 

@@ -65,13 +65,19 @@ def parts(type_name: str, rows: int, cols: int) -> dict[str, tuple[tuple[int, ..
 
 
 def spread(x: Tensor) -> tuple[Tensor, Tensor]:
-    """x (T, K) as the 4-bit products read it: weight 16h + 2k + e of each block laid out
-    (e, h, k), so each of the four reads of a code element is contiguous along k; and the
-    sums of those four (what a Q4_1 minimum multiplies). Products of one input can share
-    these (``linear``'s ``spread_of``)."""
+    """x (T, K) as the 4-bit products read it, in one comprehension (one kernel): weight
+    16h + 2k + e of each block at (2e + h, k), so each of the four reads of a code element
+    is contiguous along k, and at (4, k) the sum of those four (what a Q4_1 minimum
+    multiplies). Products of one input can share it (``linear``'s ``spread_of``)."""
     t_len, cols = x.shape
-    xs = x.reshape(t_len, cols // BLOCK, 2, BLOCK // 4, 2).permute(0, 1, 4, 2, 3).materialize()
-    return xs, xs.sum(axis=(2, 3))
+    parts = x.reshape(t_len, cols // BLOCK, 2, BLOCK // 4, 2)  # (t, b, h, k, e)
+
+    def body(ix: Any, v: Any) -> Any:
+        j, own = ix["j"], 2.0 * ix["e"] + ix["h"]
+        return g.select(g.eq(j, 4.0), v, g.select(g.eq(j, own), v, 0.0))
+
+    out = comprehend("tbjk", [(parts, "tbhke")], body, extents={"j": 5}, index=True)
+    return out, out[:, :, 4]
 
 
 def linear(
@@ -101,7 +107,7 @@ def linear(
     # split by floor (exact on whole numbers below 2**16)
     operands.append((inputs["codes"][:, :, f.offset // 2 :], "jbk"))
     xs, sums = spread_of(x)
-    operands += [(xs[:, :, e, h], "tbk") for e in (0, 1) for h in (0, 1)]
+    operands += [(xs[:, :, 2 * e + h], "tbk") for e in (0, 1) for h in (0, 1)]
     if f.has_min:  # Σ x·(d·c + m) = d·Σ x·c + m·Σ x: per weight one product fewer
         operands.append((sums, "tbk"))
     bias = f.bias

@@ -548,7 +548,7 @@ def _load_at(sc: _Scope, read: Any, local: Mapping[str, str]) -> str:
 INLINE_LANES = 8
 # the rows of a vector plan's iteration in compiled nests (independent chains to interleave)
 VECTOR_ROWS = 4
-# the least work (outputs × reduction steps × operations per step) worth handing to threads
+# the least work (outputs × reduction steps) worth handing to threads
 PARALLEL_WORK = 1 << 15
 # an output axis this short whose index steers a select is printed once per value
 GUARD_EXTENT = 4
@@ -572,12 +572,7 @@ def _guard_axes(comp: Comprehension) -> set[str]:
 
 
 def _worth_threads(comp: Comprehension) -> bool:
-    """Whether the comprehension has work enough for threads: its steps weighed by what
-    each computes (a product that dequantizes its weights does several times a plain
-    one's work per step)."""
-    steps = comp.size * math.prod(e for _, e in comp.reduce)
-    operations = sum(1 for n in topo_order(comp.nodes()) if n.args)
-    return steps * max(1, operations) >= PARALLEL_WORK
+    return comp.size * math.prod(e for _, e in comp.reduce) >= PARALLEL_WORK
 
 
 def _stop(sc: _Scope, extent: int, local: Mapping[str, str] | None = None) -> int | str:
