@@ -70,8 +70,10 @@ def tang_figures(path: Path, kind: str, ids: list[int], echo: list[int], n: int)
     dev = gpu.device(kind, fallback=False)
     peak = roofline.measure(dev)
     model = Llama.from_gguf(path, dev)
-    run(model, ids, 2)  # compile the prefill and decode graphs, page the weights in
-    run(model, echo, 2)
+    # compile every graph the timed runs use (a span per power of two the positions
+    # reach), page the weights in
+    run(model, ids, n)
+    run(model, echo, n)
     _, stats = run(model, ids, n)
     weight_bytes = model.weight_bytes
     light = peak.copy_gbs * 1e9 / weight_bytes  # tokens/s if every weight byte streamed once
@@ -112,7 +114,7 @@ def lookup_figures(path: Path, kind: str, ids: list[int], n: int, repeat: int = 
     tokens: dict[str, list[int]] = {}
     for round_ in range(repeat + 1):
         for name, model in models.items():
-            tokens[name], stats = run(model, ids, n if round_ else 2)
+            tokens[name], stats = run(model, ids, n)
             if round_:
                 best[name] = max(best.get(name, 0.0), stats.decode_tok_s)
     for model in models.values():
@@ -151,7 +153,7 @@ def decode_turns(path: Path, kind: str, ids: list[int], n: int, rounds: int) -> 
     except ImportError as exc:
         return f"absent ({exc})"
     model = Llama.from_gguf(path, gpu.device(kind, fallback=False))
-    run(model, ids, 2)
+    run(model, ids, n)  # compiles every span the rounds use
     out: dict[str, list[float]] = {"tang": [], "llama.cpp": []}
     for _ in range(rounds):
         out["tang"].append(run(model, ids, n)[1].decode_tok_s)

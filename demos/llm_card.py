@@ -99,7 +99,10 @@ class Loader:
         elif stage == "upload":
             from tang.llm.engine import Llama
 
-            self.model = Llama.from_gguf(self.file, self.device, capacity=self.capacity)
+            # one decode graph, compiled at load with progress shown: not one per span
+            self.model = Llama.from_gguf(
+                self.file, self.device, capacity=self.capacity, spans=False
+            )
             self.data = bytearray()  # the device holds the weights now
             self.stage = "compile"
         elif stage == "compile":

@@ -10,6 +10,7 @@ from llama_reference import logits as reference_logits
 from llama_reference import random_weights
 
 import tang.gpu as gpu
+from tang.llm import engine
 from tang.llm.engine import REFERENCE, Llama, bucket, weights_from
 from tang.llm.generate import Stats, generate, lookup_draft
 from tang.llm.model import LlamaConfig
@@ -70,6 +71,28 @@ def test_a_padded_step_at_the_cache_s_end_appends_only_the_rows_that_fit(kind: s
     want = reference_logits(TINY, WEIGHTS, ids)
     tolerance = 1e-9 if kind == REFERENCE else 1e-4
     np.testing.assert_allclose(got, want, atol=tolerance * np.abs(want).max())
+    model.release()
+
+
+@pytest.mark.parametrize("kind", DEVICES)
+def test_attention_spans_follow_the_position_and_give_the_full_cache_s_logits(
+    kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With spans a step attends over the cache rows up to the next power of two at or
+    past its position: 4, 8, 16 and 32 rows over these 24 tokens (the smallest span made
+    4 here), each its own graph, and the logits are those of the whole cache."""
+    monkeypatch.setattr(engine, "MIN_SPAN", 4)
+    model = tiny(device(kind), capacity=64)
+    ids = (IDS * 3)[:24]
+    rows = [model.forward(ids[:5], 0)]
+    rows += [model.forward(ids[k : k + 1], k) for k in range(5, 20)]
+    rows.append(model.forward(ids[20:], 20))  # a step of several tokens at span 32
+    got = np.concatenate([np.asarray(r, np.float64) for r in rows])
+    want = reference_logits(TINY, WEIGHTS, ids)
+    tolerance = 1e-9 if kind == REFERENCE else 1e-4
+    np.testing.assert_allclose(got, want, atol=tolerance * np.abs(want).max())
+    assert sorted({span for _, span in model._compiled}) == [4, 8, 16, 32]
+    assert [model.span(p) for p in (0, 4, 5, 9, 33, 64)] == [4, 4, 8, 16, 64, 64]
     model.release()
 
 

@@ -34,6 +34,7 @@ from .quantized import nbytes, packable
 REFERENCE = "reference"  # the device name of the numpy evaluator
 MIN_BUCKET = 8  # prefill lengths are padded to a power of two at least this long
 MIN_CAPACITY = 256  # the smallest cache ``reserve`` grows to
+MIN_SPAN = 64  # the fewest cache rows a step's attention reads (``spans``)
 
 
 def bucket(tokens: int) -> int:
@@ -57,19 +58,25 @@ class Llama:
         capacity: int = 512,
         formats: Mapping[str, str] | None = None,
         tied: bool = False,
+        spans: bool = True,
     ) -> None:
         """``weights(name, format)`` gives a GGUF tensor by name: flat f32 numbers (numpy or
         array) for the dense format, else its bytes as stored (``tang.llm.quantized``);
         ``formats``: each weight's format by its graph name ("wq", …, "output"; dense when
         absent); ``embedding(token)`` one row of the token embedding, read on the host
         unless ``tied``: then the output projection's weights are the embedding table, and
-        a device looks the tokens up in them with a gather (``embed_graph``)."""
+        a device looks the tokens up in them with a gather (``embed_graph``). With
+        ``spans`` a step's attention reads only the cache rows up to the next power of two
+        at or past its position (at least ``MIN_SPAN``), a graph compiled per span, so
+        its cost follows the position, not the capacity; without, every step reads all
+        (one graph per step width: what a page that compiles at load wants)."""
         if not 1 <= capacity <= cfg.context:
             raise ValueError(f"capacity is 1 … {cfg.context} (the model's context), not {capacity}")
         self.cfg = cfg
         self.capacity = capacity
         self.embedding = embedding
         self.tied = tied
+        self.spans = spans
         self.formats = dict(formats or {})
         self.reference = device == REFERENCE
         self.timings = {"load": 0.0, "compile": 0.0}
@@ -104,7 +111,7 @@ class Llama:
             self.id_buffers: dict[int, Any] = {}
         self._allocate_caches()
         self.timings["load"] = time.perf_counter() - start
-        self._compiled: dict[int, tuple[Any, Any]] = {}
+        self._compiled: dict[tuple[int, int], tuple[Any, ...]] = {}
 
     # ---- loading ----
     @classmethod
@@ -116,12 +123,14 @@ class Llama:
         capacity: int = 512,
         quantized: bool = True,
         device_lookup: bool = True,
+        spans: bool = True,
     ) -> Llama:
         """The model in a GGUF file (a path or an open ``tang.io.gguf`` file). With
         ``quantized`` its Q4_0, Q4_1 and Q8_0 matrices stay as stored on the device
         (dequantized in the products); otherwise every weight is f32. A tied model looks
         its tokens up on the device unless ``device_lookup`` is False (the host then
-        writes the rows, as for an untied one: what the lookup is measured against)."""
+        writes the rows, as for an untied one: what the lookup is measured against).
+        ``spans``: see ``Llama``."""
         from ..io import gguf
         from ..io.quant import block_format, dequantize
 
@@ -153,7 +162,9 @@ class Llama:
             return dequantize(raw[token * size : (token + 1) * size], table.type, width)
 
         lookup = tied and device_lookup
-        return cls(cfg, weight, row, device, capacity=capacity, formats=formats, tied=lookup)
+        return cls(
+            cfg, weight, row, device, capacity=capacity, formats=formats, tied=lookup, spans=spans
+        )
 
     def _weight_inputs(
         self, short: str, shape: tuple[int, ...]
@@ -266,34 +277,45 @@ class Llama:
         return self.cfg.parameters
 
     # ---- graphs ----
-    def graphs(self, tokens: int) -> tuple[TensorGraph, TensorGraph]:
-        """The block and head graphs a step of ``tokens`` (a bucket) runs."""
-        block = block_graph(self.cfg, tokens, self.capacity, self.formats)
+    def span(self, pos: int) -> int:
+        """The cache rows a step at ``pos`` attends over: rows 0 … pos-1 hold what it may
+        see, so the next power of two at or past ``pos`` (at least ``MIN_SPAN``, at most the
+        capacity), or the whole cache without ``spans``."""
+        if not self.spans:
+            return self.capacity
+        return min(self.capacity, max(MIN_SPAN, 1 << max(pos - 1, 0).bit_length()))
+
+    def graphs(self, tokens: int, span: int | None = None) -> tuple[TensorGraph, TensorGraph]:
+        """The block and head graphs a step of ``tokens`` (a bucket) runs, its attention
+        over ``span`` cache rows (default: all of them)."""
+        block = block_graph(self.cfg, tokens, span or self.capacity, self.formats)
         return block, head_graph(self.cfg, tokens, self.formats.get("output", DENSE))
 
-    def compiled(self, tokens: int) -> tuple[Any, ...]:
-        """The block and head graphs for ``tokens`` compiled on the device (once), then the
-        embedding lookup where the device runs it (``_unbuilt``)."""
-        found = self._compiled.get(tokens)
+    def compiled(self, tokens: int, span: int | None = None) -> tuple[Any, ...]:
+        """The block and head graphs for ``tokens`` and ``span`` compiled on the device
+        (once), then the embedding lookup where the device runs it (``_unbuilt``)."""
+        key = (tokens, span or self.capacity)
+        found = self._compiled.get(key)
         if found is None:
             start = time.perf_counter()
-            found = self._unbuilt(tokens)
+            found = self._unbuilt(*key)
             if not self.reference:
                 for c in found:
                     c.build()
-            self._compiled[tokens] = found
+            self._compiled[key] = found
             self.timings["compile"] += time.perf_counter() - start
         return found
 
-    async def compiled_async(self, tokens: int) -> tuple[Any, ...]:
+    async def compiled_async(self, tokens: int, span: int | None = None) -> tuple[Any, ...]:
         """``compiled`` with the awaitable kernel builds (the page's WebGPU)."""
-        found = self._compiled.get(tokens)
+        key = (tokens, span or self.capacity)
+        found = self._compiled.get(key)
         if found is None:
             start = time.perf_counter()
-            found = self._unbuilt(tokens)
+            found = self._unbuilt(*key)
             for c in found:
                 await c.build_async()
-            self._compiled[tokens] = found
+            self._compiled[key] = found
             self.timings["compile"] += time.perf_counter() - start
         return found
 
@@ -303,11 +325,11 @@ class Llama:
         reference) rather than writing rows read on the host."""
         return self.tied and not self.reference
 
-    def _unbuilt(self, tokens: int) -> tuple[Any, ...]:
-        """The graphs for ``tokens`` (the reference) or their compiled forms, kernels not
-        built yet, the head (and the embedding lookup, when on the device) bound to their
-        weights: (block, head[, embed])."""
-        block, head = self.graphs(tokens)
+    def _unbuilt(self, tokens: int, span: int) -> tuple[Any, ...]:
+        """The graphs for ``tokens`` and ``span`` (the reference) or their compiled forms,
+        kernels not built yet, the head (and the embedding lookup, when on the device)
+        bound to their weights: (block, head[, embed])."""
+        block, head = self.graphs(tokens, span)
         if self.reference:
             return block, head
         from ..tensor.runtime import Compiled
@@ -361,13 +383,13 @@ class Llama:
         width = self._check_step(tokens, pos)
         if self.reference:
             return self._forward_reference(self._rows(tokens, width), pos, width)[: len(tokens)]
-        head = self._launch(tokens, pos, self.compiled(width))
+        head = self._launch(tokens, pos, self.compiled(width, self.span(pos)))
         return _logit_rows(self.device.read(head.buffers["logits"]), len(tokens), self.cfg.vocab)
 
     async def forward_async(self, tokens: Sequence[int], pos: int) -> Any:
         """``forward`` with the awaitable compile and read-back (the page's WebGPU)."""
         width = self._check_step(tokens, pos)
-        head = self._launch(tokens, pos, await self.compiled_async(width))
+        head = self._launch(tokens, pos, await self.compiled_async(width, self.span(pos)))
         raw = await self.device.read_async(head.buffers["logits"])
         return _logit_rows(raw, len(tokens), self.cfg.vocab)
 
@@ -438,13 +460,15 @@ class Llama:
 
         from ..tensor.evaluate import evaluate
 
-        block, head = self.compiled(width)
+        span = self.span(pos)
+        block, head = self.compiled(width, span)
         x = np.asarray(x, np.float64).reshape(width, self.cfg.width)
         p = np.array([float(pos)])
         for layer in range(self.cfg.layers):
             w = {k: self.host[f"{layer}.{k}"] for k in self.block_inputs}
             k_cache, v_cache = self.caches[layer]
-            out = evaluate(block, {**w, "x": x, "pos": p, "k_cache": k_cache, "v_cache": v_cache})
+            seen = {"k_cache": k_cache[:span], "v_cache": v_cache[:span]}
+            out = evaluate(block, {**w, "x": x, "pos": p, **seen})
             x = out["y"]
             rows = self._kept_rows(pos, width)
             k_cache[pos : pos + rows] = out["k_new"][:rows]

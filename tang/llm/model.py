@@ -2,14 +2,15 @@
 ``tang.tensor`` ops: one graph per decoder block and one for the output head, compiled by
 ``tang.tensor.compile`` like any other graph.
 
-A block graph takes ``T`` new tokens at positions ``pos … pos+T-1`` and a key/value cache of
-``capacity`` rows per head. The cache is an input and an output of the graph: the next cache
-is the old one with the new rows written at ``pos`` (a comprehension that picks, per row, the
-old value or the new one), and the runtime swaps the two buffers after each call, so the
-cache never leaves the device. Rows at or past ``pos + T`` are garbage that the causal mask
-(``key ≤ pos + t``, read from the ``pos`` input) never lets a query see; a later step
-overwrites them before they come into view. One graph thus serves prefill (``T`` = the
-prompt, padded to a bucket), decode (``T`` = 1) and speculative verification (``T`` = k + 1).
+A block graph takes ``T`` new tokens at positions ``pos … pos+T-1`` and the first
+``capacity`` rows of each key/value cache (the engine's attention span: the cache may hold
+more). The caches are inputs only: the graph's outputs are the step's own keys and values,
+which the engine appends to the caches in place after the call (``Device.copy``), so a step
+never rewrites the cache and the cache never leaves the device. Attention reads the cache
+rows below ``pos`` (``pos`` is an input) and the step's own rows up to the query's; rows at
+or past ``pos`` are garbage that a later step overwrites before they come into view. One
+graph thus serves prefill (``T`` = the prompt, padded to a bucket), decode (``T`` = 1) and
+speculative verification (``T`` = k + 1).
 """
 
 from __future__ import annotations
@@ -223,13 +224,13 @@ def attend(
 def block_graph(
     cfg: LlamaConfig, tokens: int, capacity: int, formats: Mapping[str, str] | None = None
 ) -> TensorGraph:
-    """One decoder block over ``tokens`` new tokens with a cache of ``capacity`` rows:
+    """One decoder block over ``tokens`` new tokens attending over ``capacity`` cache rows:
     inputs x (T, width), pos (1,), the caches (capacity, kv heads, head size) and the
     weights (``formats``: a weight's packed format, "Q4_1" or "Q8_0", else dense f32);
     outputs y and the step's own keys and values, k_new and v_new (T, kv heads, head
     size), which the caller appends to the caches at rows pos … (one contiguous copy)."""
-    if not 1 <= tokens <= capacity:
-        raise ValueError(f"a block takes 1 … {capacity} tokens at once, not {tokens}")
+    if tokens < 1 or capacity < 1:
+        raise ValueError(f"a block takes a token and a cache row or more, not {tokens}, {capacity}")
     formats = formats or {}
     w = {
         name: _weight(name, shape, formats.get(name, DENSE))
