@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from llama_reference import logits as reference_logits
 
+import tang.gpu as gpu
 from tang.io import gguf
 from tang.llm.engine import REFERENCE, Llama
 from tang.llm.generate import Stats, generate
@@ -85,6 +86,14 @@ def test_greedy_tokens_match_on_wgpu(model_file, oracle_weights, prompt_ids, ope
 
 def test_the_reference_evaluator_runs_the_same_graphs(model_file, oracle_weights, prompt_ids):
     check_against_oracle(model_file, oracle_weights, prompt_ids, REFERENCE, 2)
+
+
+@pytest.mark.slow
+def test_the_pure_python_cpu_device_runs_the_real_model(model_file, oracle_weights, prompt_ids):
+    """tang.gpu's CPU device (tang's Python-printed kernels: what runs where there is no
+    compiler and no adapter) decodes the real file like the float64 Llama. About a minute a
+    token in CPython, so two greedy tokens after a one-token prompt."""
+    check_against_oracle(model_file, oracle_weights, prompt_ids[:1], gpu.CPUDevice(), 2)
 
 
 def test_the_model_answers_paris_and_speculation_changes_nothing(model_file, prompt_ids, c_device):
