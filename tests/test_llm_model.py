@@ -47,15 +47,21 @@ DEVICES = [
 ]
 
 
+def assert_logits_of_the_llama(rows: list, ids: list[int], kind: str) -> None:
+    """The steps' logit rows, joined, are the independent float64 Llama's for ``ids``:
+    to 1e-9 on the float64 reference evaluator, to f32 rounding on a device."""
+    got = np.concatenate([np.asarray(r, np.float64) for r in rows])
+    want = reference_logits(TINY, WEIGHTS, ids)
+    tolerance = 1e-9 if kind == REFERENCE else 1e-4
+    np.testing.assert_allclose(got, want, atol=tolerance * np.abs(want).max())
+
+
 @pytest.mark.parametrize("kind", DEVICES)
 def test_prefill_then_decode_matches_the_independent_llama(kind: str) -> None:
     model = tiny(device(kind))
     rows = [model.forward(IDS[:5], 0)]  # a prefill padded to a bucket of 8
     rows += [model.forward(IDS[k : k + 1], k) for k in range(5, len(IDS))]
-    got = np.concatenate([np.asarray(r, np.float64) for r in rows])
-    want = reference_logits(TINY, WEIGHTS, IDS)
-    tolerance = 1e-9 if kind == REFERENCE else 1e-4
-    np.testing.assert_allclose(got, want, atol=tolerance * np.abs(want).max())
+    assert_logits_of_the_llama(rows, IDS, kind)
     model.release()
 
 
@@ -67,10 +73,7 @@ def test_a_padded_step_at_the_cache_s_end_appends_only_the_rows_that_fit(kind: s
     model = tiny(device(kind), capacity=16)
     ids = (IDS * 2)[:16]
     rows = [model.forward(ids[:12], 0), model.forward(ids[12:15], 12), model.forward(ids[15:], 15)]
-    got = np.concatenate([np.asarray(r, np.float64) for r in rows])
-    want = reference_logits(TINY, WEIGHTS, ids)
-    tolerance = 1e-9 if kind == REFERENCE else 1e-4
-    np.testing.assert_allclose(got, want, atol=tolerance * np.abs(want).max())
+    assert_logits_of_the_llama(rows, ids, kind)
     model.release()
 
 
@@ -87,10 +90,7 @@ def test_attention_spans_follow_the_position_and_give_the_full_cache_s_logits(
     rows = [model.forward(ids[:5], 0)]
     rows += [model.forward(ids[k : k + 1], k) for k in range(5, 20)]
     rows.append(model.forward(ids[20:], 20))  # a step of several tokens at span 32
-    got = np.concatenate([np.asarray(r, np.float64) for r in rows])
-    want = reference_logits(TINY, WEIGHTS, ids)
-    tolerance = 1e-9 if kind == REFERENCE else 1e-4
-    np.testing.assert_allclose(got, want, atol=tolerance * np.abs(want).max())
+    assert_logits_of_the_llama(rows, ids, kind)
     assert sorted({span for _, span in model._compiled}) == [4, 8, 16, 32]
     assert [model.span(p) for p in (0, 4, 5, 9, 33, 64)] == [4, 4, 8, 16, 64, 64]
     model.release()
@@ -104,9 +104,7 @@ def test_a_tied_model_looks_its_tokens_up_on_the_device(kind: str) -> None:
     assert model.embeds_on_device and len(model.compiled(8)) == 3
     rows = [model.forward(IDS[:5], 0)]
     rows += [model.forward(IDS[k : k + 1], k) for k in range(5, len(IDS))]
-    got = np.concatenate([np.asarray(r, np.float64) for r in rows])
-    want = reference_logits(TINY, WEIGHTS, IDS)
-    np.testing.assert_allclose(got, want, atol=1e-4 * np.abs(want).max())
+    assert_logits_of_the_llama(rows, IDS, kind)
     with pytest.raises(ValueError, match="outside the vocabulary"):
         model.forward([TINY.vocab], len(IDS))
     model.release()

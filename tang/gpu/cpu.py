@@ -42,9 +42,8 @@ class CPUDevice(Device):
         return buf.handle.tobytes()
 
     def _copy(self, src: Buffer, dst: Buffer, src_at: int, dst_at: int, nbytes: int) -> None:
-        memoryview(dst.handle).cast("B")[dst_at : dst_at + nbytes] = memoryview(src.handle).cast(
-            "B"
-        )[src_at : src_at + nbytes]
+        source, target = memoryview(src.handle).cast("B"), memoryview(dst.handle).cast("B")
+        target[dst_at : dst_at + nbytes] = source[src_at : src_at + nbytes]
 
     def _prepare_kernel(self, source: Any, entry: str | None) -> tuple[str, None, Any]:
         self._check_alive()

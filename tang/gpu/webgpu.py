@@ -152,20 +152,15 @@ class WebGPUDevice(Device):
         self._encode(self._encoder, kernel, bound, groups)
 
     def _copy(self, src: Buffer, dst: Buffer, src_at: int, dst_at: int, nbytes: int) -> None:
-        encoder = self.spelling.call(self._dev, "create_command_encoder")
-        self._encode_copy(encoder, src, dst, src_at, dst_at, nbytes)
-        self._finish(encoder)
+        self._record_copy(src, dst, src_at, dst_at, nbytes)  # outside a batch: no encoder yet
+        self._submit()
 
     def _record_copy(self, src: Buffer, dst: Buffer, src_at: int, dst_at: int, nbytes: int) -> None:
         if self._encoder is None:
             self._encoder = self.spelling.call(self._dev, "create_command_encoder")
-        self._encode_copy(self._encoder, src, dst, src_at, dst_at, nbytes)
-
-    def _encode_copy(
-        self, encoder: Any, src: Buffer, dst: Buffer, src_at: int, dst_at: int, nbytes: int
-    ) -> None:
-        call = self.spelling.call
-        call(encoder, "copy_buffer_to_buffer", src.handle, src_at, dst.handle, dst_at, nbytes)
+        self.spelling.call(
+            self._encoder, "copy_buffer_to_buffer", src.handle, src_at, dst.handle, dst_at, nbytes
+        )
 
     def _submit(self) -> None:
         encoder, self._encoder = self._encoder, None
