@@ -7,6 +7,7 @@ all use these, so a value is the same whichever number type computed it.
 from __future__ import annotations
 
 import math
+from math import floor as _floor
 
 INF = math.inf
 NAN = math.nan
@@ -28,7 +29,10 @@ def sqrt(a: float) -> float:
 
 def floor(a: float) -> float:
     """The largest whole number ≤ a, as a float (inf and nan pass through)."""
-    return float(math.floor(a)) if math.isfinite(a) else a
+    try:  # no finiteness test first: the CPU device's kernels call this per element
+        return float(_floor(a))
+    except (OverflowError, ValueError):  # ±inf, nan
+        return a
 
 
 def sin(a: float) -> float:

@@ -395,6 +395,11 @@ class Printer:
     packed: dict[str, str] = {}
     word_type: str = ""
 
+    def finish_nest(self, source: str) -> str:
+        """A pass over a printed loop nest before it is returned (none here: a compiler
+        hoists and simplifies by itself)."""
+        return source
+
     # ---- the frame: what each backend writes around the body ----
     def kernel_frame(self, name: str, ty: str, prog: Program) -> tuple[list[str], int, list[str]]:
         """Lines before the body, the body's indent depth, and lines after it."""

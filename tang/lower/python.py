@@ -9,6 +9,7 @@ the same kernels the graph evaluator uses, so results match it bit for bit.
 from __future__ import annotations
 
 from .base import C_INT_OPS, C_OPS, MUL, SELECT, UNARY, Op, Printer, call, functions
+from .hoist import hoist_invariants
 from .program import Program
 
 IMPORTS = [
@@ -79,6 +80,11 @@ class Python(Printer):
     nest_function = "def {name}({params}):"
     nest_end = None
     param_in = param_out = "{name}"
+
+    def finish_nest(self, source: str) -> str:
+        """CPython hoists nothing out of a loop: the printed nest's invariant work is
+        moved out of its loops here (``tang.lower.hoist``)."""
+        return hoist_invariants(source)
 
     def kernel_frame(self, name: str, ty: str, prog: Program) -> tuple[list[str], int, list[str]]:
         head = [*IMPORTS, "", "", self.layout_comment(prog)]

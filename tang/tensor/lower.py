@@ -1052,7 +1052,7 @@ def lower_graph(
         for _ in loops:
             w.end_loop()
     tail = [w.printer.nest_end] if w.printer.nest_end else []
-    return "\n".join([*head, *w.lines, *tail]) + "\n"
+    return w.printer.finish_nest("\n".join([*head, *w.lines, *tail]) + "\n")
 
 
 def _outer_loops(comp: Comprehension, plan: Plan) -> dict[str, tuple[str, int]]:
