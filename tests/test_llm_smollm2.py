@@ -91,8 +91,9 @@ def test_the_reference_evaluator_runs_the_same_graphs(model_file, oracle_weights
 @pytest.mark.slow
 def test_the_pure_python_cpu_device_runs_the_real_model(model_file, oracle_weights, prompt_ids):
     """tang.gpu's CPU device (tang's Python-printed kernels: what runs where there is no
-    compiler and no adapter) decodes the real file like the float64 Llama. About a minute a
-    token in CPython, so two greedy tokens after a one-token prompt."""
+    compiler and no adapter) decodes the real file like the float64 Llama. Over half a minute
+    a token in CPython, so two greedy tokens after a one-token prompt here; the 64-token
+    comparison with PyTorch on it is benchmarks/llm_parity.py --device cpu."""
     check_against_oracle(model_file, oracle_weights, prompt_ids[:1], gpu.CPUDevice(), 2)
 
 
