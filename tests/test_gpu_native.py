@@ -324,6 +324,24 @@ def test_a_copy_lands_in_order_between_the_dispatches_around_it(any_device, batc
     assert dev.read(y).tolist() == [18.0] * 4  # the second kernel ran after the first copy
 
 
+def test_read_many_gives_each_buffer_after_the_work_recorded_before_it(any_device):
+    dev = any_device
+    double = _doubler(dev)
+    x, y = dev.buffer([1.0, 2.0, 3.0]), dev.empty(3)
+    ints, half = dev.buffer([-2, 9], "i32"), dev.buffer([0.5])
+    with dev.batch():
+        dev.dispatch(double, [x, y, 3], 3)
+        dev.dispatch(double, [y, x, 3], 3)  # reads what the first wrote: x = 4x
+        got = dev.read_many([y, ints, x, half, y])
+    assert [a.tolist() for a in got] == [[2.0, 4.0, 6.0], [-2, 9], [4.0, 8.0, 12.0], [0.5],
+                                         [2.0, 4.0, 6.0]]  # fmt: skip
+    assert [a.typecode for a in got[:2]] == [dev.read(y).typecode, dev.read(ints).typecode]
+    assert dev.read_many([]) == []
+    y.release()
+    with pytest.raises(gpu.GPUError, match="released"):
+        dev.read_many([x, y])
+
+
 def test_a_copy_outside_either_buffer_is_refused_before_anything_runs(any_device):
     dev = any_device
     a, b = dev.buffer([1.0, 2.0, 3.0]), dev.buffer([0.0, 0.0])

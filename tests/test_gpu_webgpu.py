@@ -147,13 +147,16 @@ def fake_page(monkeypatch, log):
 
     def create_buffer(desc):
         buf = Recorder(log, getMappedRange=lambda: buf.data, mapAsync=lambda mode: Done())
+        buf.data = bytes(desc["size"])
         return buf
 
     def write(handle, offset, u8):
         handle.data = u8.data
 
     def copy(src, src_offset, dst, dst_offset, n):
-        dst.data = src.data[:n]
+        data = bytearray(dst.data)
+        data[dst_offset : dst_offset + n] = src.data[src_offset : src_offset + n]
+        dst.data = bytes(data)
 
     def encoder():
         return Recorder(log, copyBufferToBuffer=copy)
@@ -204,11 +207,11 @@ def test_the_page_device_makes_the_js_calls_through_the_shared_path(monkeypatch)
         dev.dispatch(k, [y], 2)
         dev.dispatch(k, [y], 2)  # the same buffers: the bind group is reused
     names = [name for name, _ in log]
-    assert names == [
+    assert names == [  # a batch records its dispatches into one compute pass
         "createCommandEncoder",
         *("beginComputePass", "setPipeline", "getBindGroupLayout", "createBindGroup"),
-        *("setBindGroup", "dispatchWorkgroups", "end"),
-        *("beginComputePass", "setPipeline", "setBindGroup", "dispatchWorkgroups", "end"),
+        *("setBindGroup", "dispatchWorkgroups"),
+        *("setPipeline", "setBindGroup", "dispatchWorkgroups", "end"),
         *("finish", "submit"),
     ]
     (desc,) = log[names.index("createBindGroup")][1]
@@ -223,6 +226,18 @@ def test_the_page_device_makes_the_js_calls_through_the_shared_path(monkeypatch)
     assert asyncio.run(dev.read_async(y)).tolist() == [1.0, 2.0]
     with pytest.raises(gpu.GPUError, match=r"use 'await dev.read_async\(buf\)'"):
         dev.read(y)
+
+    # several buffers: copied end to end into one staging buffer, one submit, one map
+    z = dev.buffer([3.0, 4.0, 5.0])
+    del log[:]
+    got = asyncio.run(dev.read_many_async([y, z, y]))
+    assert [a.tolist() for a in got] == [[1.0, 2.0], [3.0, 4.0, 5.0], [1.0, 2.0]]
+    names = [name for name, _ in log]
+    assert names.count("submit") == names.count("mapAsync") == 1
+    staging = log[names.index("createBuffer")][1][0]
+    assert staging == JsObject(size=28, usage=1 | 8)
+    copies = [args for name, args in log if name == "copyBufferToBuffer"]
+    assert [(c[1], c[3], c[4]) for c in copies] == [(0, 0, 8), (0, 8, 12), (0, 20, 8)]
 
 
 def test_the_page_device_maps_js_errors_and_loss_to_tang_errors(monkeypatch):

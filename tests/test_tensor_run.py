@@ -313,6 +313,37 @@ def test_a_transformer_block_forward_and_backward_on_the_c_device(compiled_c):
     assert {"blocked", "per_element"} <= {p.kind for p in fn.plans.values()}
 
 
+def lifted_vectors(plans: dict, graph) -> list[str]:
+    """The comprehensions whose plan is a vector although every body component varies
+    along it: what pays is a part of a component that does not (lifted out of the loop)."""
+    return [
+        c.name
+        for c in graph.comprehensions
+        if plans[c.name].kind == "vector"
+        and all(c.depends_on(b, plans[c.name].vector) for b in c.body)
+    ]
+
+
+@pytest.mark.parametrize("kind", DEVICES)
+def test_a_transformer_block_forward_and_backward_on_each_device(request, kind: str):
+    """Forward and every derived gradient, a kernel per comprehension on wgpu and on the
+    CPU device: equal to the float64 evaluator to f32 rounding. The attention gradients
+    that re-read the score inline (d_t9: Σ score · a load along another output axis) get
+    a vector plan that computes the score once per step for the whole vector."""
+    g = block_graph()
+    both = T.stabilize_softmax(T.fuse(T.grad(g, "y", list(g.inputs))))
+    assert lifted_vectors({c.name: plan(c) for c in both.comprehensions}, both)
+    rng = np.random.default_rng(12)
+    vals = {n: rng.normal(size=s) / math.sqrt(s[0]) for n, s in both.inputs.items()}
+    want = T.evaluate(both, vals)
+    fn = T.compile(both, device_of(request, kind))
+    got = fn({n: v.astype(np.float32) for n, v in vals.items()})
+    for name in both.outputs:
+        close_in_f32(got[name], want[name], name)
+    if kind != "c":  # the C device runs one function; the others, lifted vectors among them
+        assert lifted_vectors(fn.plans, both)
+
+
 # ---- the run API ---------------------------------------------------------------------------------
 
 

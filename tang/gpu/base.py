@@ -261,6 +261,15 @@ class Device:
         """``read``, awaitable (the page must use this one)."""
         return self.read(buf)
 
+    def read_many(self, bufs: Sequence[Buffer]) -> list[array]:
+        """The contents of every buffer in ``bufs``, in order: ``read`` of each, as one wait
+        where the device can (a WebGPU device maps one staging buffer for them all)."""
+        return [self.read(buf) for buf in bufs]
+
+    async def read_many_async(self, bufs: Sequence[Buffer]) -> list[array]:
+        """``read_many``, awaitable."""
+        return self.read_many(bufs)
+
     # ---- kernels ----
     def kernel(self, source: Any, entry: str | None = None) -> Kernel:
         """Compile ``source`` once per device (cached by hash); returns the Kernel. ``source``

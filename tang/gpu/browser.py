@@ -28,7 +28,6 @@ from __future__ import annotations
 from collections.abc import Coroutine
 from typing import Any
 
-from .base import Buffer
 from .errors import GPUError, NoDeviceError, ShaderError
 from .webgpu import Spelling, WebGPUDevice, message_line, raised_limits
 from .wgsl_info import KernelInfo
@@ -207,23 +206,13 @@ class BrowserDevice(WebGPUDevice):
             self._check_alive()
             raise ShaderError(message_line(exc)) from None
 
-    async def _read_back(self, buf: Buffer) -> bytes:
-        """Copy ``buf`` to a mappable buffer and wait for the GPU to map it."""
-        js, dev, flags = self.spelling.js, self._dev, self.spelling.flags
-        staging = dev.createBuffer(
-            self.spelling.obj({"size": buf.nbytes, "usage": flags.MAP_READ | flags.COPY_DST})
-        )
+    async def _map_read(self, staging: Any) -> bytes:
+        """Wait for the GPU to map ``staging``; its bytes."""
         try:
-            encoder = dev.createCommandEncoder()
-            encoder.copyBufferToBuffer(buf.handle, 0, staging, 0, buf.nbytes)
-            self._finish(encoder)
-            try:
-                await staging.mapAsync(js.GPUMapMode.READ)
-            except Exception as exc:
-                self._check_alive()
-                raise GPUError(f"WebGPU read-back failed: {message_line(exc)}") from None
-            data = js.Uint8Array.new(staging.getMappedRange()).to_bytes()
-            staging.unmap()
-        finally:
-            staging.destroy()
+            await staging.mapAsync(self.spelling.js.GPUMapMode.READ)
+        except Exception as exc:
+            self._check_alive()
+            raise GPUError(f"WebGPU read-back failed: {message_line(exc)}") from None
+        data = self.spelling.js.Uint8Array.new(staging.getMappedRange()).to_bytes()
+        staging.unmap()
         return data

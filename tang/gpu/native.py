@@ -1,11 +1,11 @@
 """The desktop backend: WGSL through wgpu-py (Vulkan, Metal or DX12; Mesa lavapipe on a
 machine without a GPU). The encode/submit path is ``webgpu.py``'s, shared with the page;
 it names calls as wgpu-py does, so what is here is opening the device and the two steps
-wgpu-py takes its own way: naga's compile errors arrive as exceptions, and read-back is one
-call.
+wgpu-py takes its own way: naga's compile errors arrive as exceptions, and mapping a buffer
+blocks.
 
 wgpu-py 0.32's ``on_submitted_work_done_*`` raises TypeError, so completion is awaited the
-way every caller needs anyway: by reading a buffer back (``queue.read_buffer`` maps and
+way every caller needs anyway: by reading buffers back (``map_sync`` of the staging buffer
 waits).
 """
 
@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from .base import Buffer
 from .errors import NoDeviceError, shader_error
 from .webgpu import Spelling, WebGPUDevice, message_line, raised_limits, says_lost
 from .wgsl_info import KernelInfo
@@ -72,5 +71,9 @@ class NativeDevice(WebGPUDevice):
                 raise
             raise shader_error(str(exc), source) from None
 
-    async def _read_back(self, buf: Buffer) -> memoryview:
-        return self._queue.read_buffer(buf.handle, 0, buf.nbytes)
+    async def _map_read(self, staging: Any) -> memoryview:
+        staging.map_sync(self._wgpu.MapMode.READ)  # waits for the queue's work
+        try:
+            return staging.read_mapped()
+        finally:
+            staging.unmap()

@@ -1,8 +1,8 @@
 """The one WebGPU path behind the page's device (``browser.py``, WebGPU through Pyodide's
 ``js`` module) and the desktop's (``native.py``, wgpu-py): buffers, uploads, the pipeline
-cache, bind groups, compute passes (one per dispatch, or many recorded into one command
-buffer), submission, read-back and the mapping of errors, written once against a
-``Spelling``.
+cache, bind groups, compute passes (one per dispatch, or a batch's dispatches recorded into
+one pass of one command buffer), submission, read-back (any number of buffers through one
+mapped staging buffer) and the mapping of errors, written once against a ``Spelling``.
 
 The two bindings are the same API in two spellings. This module names every call as wgpu-py
 does (WebGPU's names in snake_case, a descriptor as keyword arguments); a ``Spelling`` says
@@ -19,7 +19,8 @@ and the plain spellings (``dev.kernel``, ``dev.read``) run it to the end.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Awaitable, Coroutine
+from collections.abc import Awaitable, Coroutine, Sequence
+from itertools import accumulate
 from typing import Any
 
 from .base import WEBGPU_NAMES, Buffer, Device, Kernel, Limits, kebab
@@ -81,7 +82,7 @@ class Spelling:
 class WebGPUDevice(Device):
     """A WebGPU device (``_dev``) driven through a ``Spelling``. A subclass opens it, names
     it and supplies the steps its binding does differently: ``_pipeline`` (compile and
-    validate a kernel) and ``_read_back`` (copy a buffer's bytes to Python)."""
+    validate a kernel) and ``_map_read`` (wait for a mappable buffer and copy its bytes)."""
 
     api = "WebGPU"  # how errors name the API
 
@@ -94,6 +95,7 @@ class WebGPUDevice(Device):
             "uniform": flags.UNIFORM | flags.COPY_DST,
         }
         self._encoder: Any = None  # the command encoder a ``batch`` records into
+        self._pass: Any = None  # the compute pass open on it: a batch's dispatches share one
         # bind groups by (pipeline, group, buffers): a compiled graph binds the same buffers
         # every call; each entry keeps its pipeline and buffers alive, so ids stay unique
         self._bind_groups: dict[tuple, tuple] = {}
@@ -141,15 +143,29 @@ class WebGPUDevice(Device):
         self, kernel: Kernel, bound: list[tuple[Binding, Buffer]], n: int, groups: tuple[int, int]
     ) -> None:
         encoder = self.spelling.call(self._dev, "create_command_encoder")
-        self._encode(encoder, kernel, bound, groups)
+        cpass = self.spelling.call(encoder, "begin_compute_pass")
+        self._encode(cpass, kernel, bound, groups)
+        cpass.end()
         self._finish(encoder)
 
     def _record(
         self, kernel: Kernel, bound: list[tuple[Binding, Buffer]], n: int, groups: tuple[int, int]
     ) -> None:
+        """Record into the batch's open compute pass. Each dispatch of a pass is its own
+        usage scope, so one that reads what an earlier one wrote sees it (WebGPU orders
+        them); one pass instead of one per dispatch is less driver work per kernel (half,
+        on lavapipe)."""
         if self._encoder is None:
             self._encoder = self.spelling.call(self._dev, "create_command_encoder")
-        self._encode(self._encoder, kernel, bound, groups)
+        if self._pass is None:
+            self._pass = self.spelling.call(self._encoder, "begin_compute_pass")
+        self._encode(self._pass, kernel, bound, groups)
+
+    def _end_pass(self) -> None:
+        """Close the batch's compute pass (before a copy, or to submit)."""
+        cpass, self._pass = self._pass, None
+        if cpass is not None:
+            cpass.end()
 
     def _copy(self, src: Buffer, dst: Buffer, src_at: int, dst_at: int, nbytes: int) -> None:
         self._record_copy(src, dst, src_at, dst_at, nbytes)  # outside a batch: no encoder yet
@@ -158,11 +174,13 @@ class WebGPUDevice(Device):
     def _record_copy(self, src: Buffer, dst: Buffer, src_at: int, dst_at: int, nbytes: int) -> None:
         if self._encoder is None:
             self._encoder = self.spelling.call(self._dev, "create_command_encoder")
+        self._end_pass()
         self.spelling.call(
             self._encoder, "copy_buffer_to_buffer", src.handle, src_at, dst.handle, dst_at, nbytes
         )
 
     def _submit(self) -> None:
+        self._end_pass()
         encoder, self._encoder = self._encoder, None
         if encoder is not None:
             self._finish(encoder)
@@ -172,17 +190,15 @@ class WebGPUDevice(Device):
         self.spelling.call(self._queue, "submit", self.spelling.seq([encoder.finish()]))
 
     def _encode(
-        self, encoder: Any, kernel: Kernel, bound: list[tuple[Binding, Buffer]], groups: tuple
+        self, cpass: Any, kernel: Kernel, bound: list[tuple[Binding, Buffer]], groups: tuple
     ) -> None:
-        """One compute pass of ``kernel`` on ``encoder``."""
+        """One dispatch of ``kernel`` in the compute pass ``cpass``."""
         call, pipeline = self.spelling.call, kernel.handle
-        cpass = call(encoder, "begin_compute_pass")
         call(cpass, "set_pipeline", pipeline)
         for group in sorted({slot.group for slot, _ in bound}):
             mine = [(s, b) for s, b in bound if s.group == group]
             call(cpass, "set_bind_group", group, self._bind_group(pipeline, group, mine))
         call(cpass, "dispatch_workgroups", groups[0], groups[1], 1)
-        cpass.end()
 
     def _bind_group(self, pipeline: Any, group: int, mine: list[tuple[Binding, Buffer]]) -> Any:
         """The bind group of ``mine`` for ``pipeline``'s ``group`` (cached unless it holds a
@@ -214,14 +230,43 @@ class WebGPUDevice(Device):
 
     async def read_async(self, buf: Buffer) -> array:
         """``read``, awaitable (the page must use this one)."""
-        self._own(buf)
-        self.submit()  # recorded dispatches come before the copy
-        data = await self._guard_async(self._read_back(buf))
-        self._raise_recorded()
-        return to_array(data, buf.dtype)
+        return (await self.read_many_async([buf]))[0]
 
-    async def _read_back(self, buf: Buffer) -> Any:
-        """The bytes of ``buf`` once the GPU has written them."""
+    def read_many(self, bufs: Sequence[Buffer]) -> list[array]:
+        """The contents of every buffer in ``bufs``: one copy submission and one wait for
+        them all (each read alone is a round trip to the GPU)."""
+        return self.spelling.wait(self.read_many_async(bufs), "dev.read_many_async(bufs)")
+
+    async def read_many_async(self, bufs: Sequence[Buffer]) -> list[array]:
+        """``read_many``, awaitable (the page must use this one)."""
+        for buf in bufs:
+            self._own(buf)
+        if not bufs:
+            return []
+        self.submit()  # recorded dispatches come before the copies
+        ends = list(accumulate(buf.nbytes for buf in bufs))
+        data = await self._guard_async(self._read_back(bufs, ends[-1]))
+        self._raise_recorded()
+        return [to_array(data[e - b.nbytes : e], b.dtype) for b, e in zip(bufs, ends, strict=True)]
+
+    async def _read_back(self, bufs: Sequence[Buffer], nbytes: int) -> Any:
+        """The bytes of ``bufs`` end to end, copied into one mappable buffer of ``nbytes``."""
+        call, flags = self.spelling.call, self.spelling.flags
+        staging = call(
+            self._dev, "create_buffer", size=nbytes, usage=flags.MAP_READ | flags.COPY_DST
+        )
+        try:
+            encoder, at = call(self._dev, "create_command_encoder"), 0
+            for buf in bufs:
+                call(encoder, "copy_buffer_to_buffer", buf.handle, 0, staging, at, buf.nbytes)
+                at += buf.nbytes
+            self._finish(encoder)
+            return await self._map_read(staging)
+        finally:
+            staging.destroy()
+
+    async def _map_read(self, staging: Any) -> Any:
+        """The bytes of the mappable buffer ``staging`` once the GPU has written them."""
         raise NotImplementedError
 
     # ---- errors ----

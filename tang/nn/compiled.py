@@ -272,14 +272,21 @@ class _DeviceState:
         for name in names:  # the next state becomes the state: swap the two buffers
             c.buffers[name], c.buffers["next_" + name] = c.buffers["next_" + name], c.buffers[name]
 
-    def read(self, name: str) -> list[float]:
-        size = math.prod(self.compiled.graph.shape(name))
-        return self.device.read(self.compiled.buffers[name]).tolist()[: max(1, size)]
+    def read_many(self, names: list[str]) -> dict[str, list[float]]:
+        return self._flat(names, self.device.read_many(self._buffers(names)))
 
-    async def read_async(self, name: str) -> list[float]:
-        size = math.prod(self.compiled.graph.shape(name))
-        raw = await self.device.read_async(self.compiled.buffers[name])
-        return raw.tolist()[: max(1, size)]
+    async def read_many_async(self, names: list[str]) -> dict[str, list[float]]:
+        return self._flat(names, await self.device.read_many_async(self._buffers(names)))
+
+    def _buffers(self, names: list[str]) -> list[Any]:
+        return [self.compiled.buffers[n] for n in names]
+
+    def _flat(self, names: list[str], raws: list[Any]) -> dict[str, list[float]]:
+        shape = self.compiled.graph.shape
+        return {
+            n: raw.tolist()[: max(1, math.prod(shape(n)))]
+            for n, raw in zip(names, raws, strict=True)
+        }
 
     def set(self, name: str, values: list[float]) -> None:
         self.compiled.write({name: values})
@@ -303,11 +310,11 @@ class _ReferenceState:
             self.state[name] = _flat(out["next_" + name])
         self.state["loss"] = _flat(out["loss"])
 
-    def read(self, name: str) -> list[float]:
-        return list(self.state[name])
+    def read_many(self, names: list[str]) -> dict[str, list[float]]:
+        return {n: list(self.state[n]) for n in names}
 
-    async def read_async(self, name: str) -> list[float]:
-        return self.read(name)
+    async def read_many_async(self, names: list[str]) -> dict[str, list[float]]:
+        return self.read_many(names)
 
     def set(self, name: str, values: list[float]) -> None:
         self.state[name] = list(values)
@@ -467,7 +474,7 @@ class CompiledTrainer:
         from the device, or None with ``read=False`` (the device is not waited for)."""
         self._advance(batch)
         assert self._run is not None
-        return self._run.read("loss")[0] if read else None
+        return self.read("loss")[0] if read else None
 
     async def step_async(self, batch: Any) -> float:
         """``step``, awaitable (the page reads WebGPU buffers asynchronously)."""
@@ -475,7 +482,7 @@ class CompiledTrainer:
             await self.build_async(batch)
         self._advance(batch)
         assert self._run is not None
-        return (await self._run.read_async("loss"))[0]
+        return (await self.read_async("loss"))[0]
 
     def _advance(self, batch: Any) -> None:
         """Upload the batch and Adam's two scalars, and run the step's kernels."""
@@ -569,8 +576,7 @@ class CompiledTrainer:
             if self._run is None:
                 await self.build_async(loader.batch(len(self.losses), self.position))
             if self._next(loader):
-                assert self._run is not None
-                total = (await self._run.read_async("loss_total"))[0]
+                total = (await self.read_async("loss_total"))[0]
                 finished.append(self._close_epoch(total, on_epoch))
         return finished
 
@@ -652,32 +658,41 @@ class CompiledTrainer:
     # -- state -----------------------------------------------------------------------------
     def read(self, name: str) -> list[float]:
         """A state buffer (``p_*``, ``m_*``, ``v_*``) read back, flat."""
-        if self._run is None:
-            return self._initial_state()[name]
-        return self._run.read(name)
+        return self.read_many([name])[name]
 
     async def read_async(self, name: str) -> list[float]:
         """``read``, awaitable (the page reads WebGPU buffers asynchronously)."""
+        return (await self.read_many_async([name]))[name]
+
+    def read_many(self, names: list[str]) -> dict[str, list[float]]:
+        """Several buffers read back, flat, by name: one wait for the device, not one each."""
         if self._run is None:
-            return self._initial_state()[name]
-        return await self._run.read_async(name)
+            initial = self._initial_state()
+            return {n: initial[n] for n in names}
+        return self._run.read_many(names)
+
+    async def read_many_async(self, names: list[str]) -> dict[str, list[float]]:
+        """``read_many``, awaitable."""
+        if self._run is None:
+            return self.read_many(names)
+        return await self._run.read_many_async(names)
 
     def state_dict(self) -> dict[str, Any]:
         """The parameters by the model's names, nested lists (``model.load_state_dict``)."""
-        return self._params({n: self.read(n) for n in self.names})
+        return self._params(self.read_many(self.names))
 
     async def state_dict_async(self) -> dict[str, Any]:
         """``state_dict``, awaitable."""
-        return self._params({n: await self.read_async(n) for n in self.names})
+        return self._params(await self.read_many_async(self.names))
 
     def sync(self) -> Module:
         """Copy the parameters into the eager model and the Adam moments and step count
         into its optimizer, so eager training can carry on from here."""
-        return self._apply({n: self.read(n) for n in self.state_names})
+        return self._apply(self.read_many(self.state_names))
 
     async def sync_async(self) -> Module:
         """``sync``, awaitable."""
-        return self._apply({n: await self.read_async(n) for n in self.state_names})
+        return self._apply(await self.read_many_async(self.state_names))
 
     def _params(self, flat: Mapping[str, list[float]]) -> dict[str, Any]:
         from ..tensor.evaluate import _nest

@@ -24,7 +24,14 @@ from ..lower import BACKENDS
 from ..lower.base import ATOM, LOOP_NEST, LOOP_NEST_FUNCTION, identifiers
 from ..lower.program import ABS, Let, Store, schedule
 from .comprehension import Comprehension, Inline, Load, Monoid, TensorGraph
-from .passes.schedule import Plan, data_pin, eliminate_pinned, lanes_plan, loop_stop
+from .passes.schedule import (
+    Plan,
+    data_pin,
+    eliminate_pinned,
+    invariant_parts,
+    lanes_plan,
+    loop_stop,
+)
 from .passes.schedule import plan as schedule_plan
 from .printing import format_comprehension
 from .view import row_major
@@ -645,19 +652,10 @@ def _hoist(
 ) -> tuple[list[Node], list[tuple[str, Node]]]:
     """Split ``nodes`` into the largest subexpressions that do not vary (``moving`` says
     which leaves do), named ``prefix0, prefix1…``, and the rest rewritten over those names."""
-    varies: dict[int, bool] = {}
-    order = topo_order(list(nodes))
-    for n in order:
-        varies[id(n)] = moving(n) if not n.args else any(varies[id(a)] for a in n.args)
-    hoisted: dict[int, tuple[str, Node]] = {}
-    for n in order:
-        if not varies[id(n)]:
-            continue
-        for a in n.args:
-            if not varies[id(a)] and a.args and a.op not in BOOL_OPS and id(a) not in hoisted:
-                hoisted[id(a)] = (f"{prefix}{len(hoisted)}", a)
-    rebuilt = _rebuild(nodes, {k: var(name) for k, (name, _) in hoisted.items()})
-    return rebuilt, list(hoisted.values())
+    _, parts = invariant_parts(nodes, moving)
+    named = [(f"{prefix}{k}", a) for k, a in enumerate(parts)]
+    rebuilt = _rebuild(nodes, {id(a): var(name) for name, a in named})
+    return rebuilt, named
 
 
 def _vector(
@@ -742,8 +740,9 @@ def _vector(
     row = None if rows == 1 else (rr, rows, row_axis, first)
     stage_inline_loads(sc, [comp.body[k] for k in fixed_state], row)
     stop_at = dict(sc.local)
-    if rows > 1:  # the loop runs as far as the block's last row needs
-        assert row_axis is not None
+    found = loop_stop(comp)
+    if rows > 1 and found is not None and row_axis in found[0]:
+        # the loop runs as far as the block's last row needs
         last_row = st.minimum.format(a=f"{first} + {rows - 1}", b=extent[row_axis] - 1)
         w.emit(st.declare_index.format(name=f"{p}lr", expr=last_row))
         stop_at[row_axis] = f"{p}lr"

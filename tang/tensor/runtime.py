@@ -343,9 +343,8 @@ class Compiled:
         if out:
             self.write(inputs or {})
         self.dispatch()
-        return {
-            o: self._convert(o, self.device.read(self.buffers[o]), kind) for o in self.graph.outputs
-        }
+        raws = self.device.read_many([self.buffers[o] for o in self.graph.outputs])
+        return {o: self._convert(o, r, kind) for o, r in zip(self.graph.outputs, raws, strict=True)}
 
     async def call_async(self, inputs: Mapping[str, Any] | None = None, *, out: str | None = None):
         """``__call__``, awaitable (the page reads WebGPU buffers asynchronously)."""
@@ -353,10 +352,8 @@ class Compiled:
         if out:
             self.write(inputs or {})
         self.dispatch()
-        result = {}
-        for o in self.graph.outputs:
-            result[o] = self._convert(o, await self.device.read_async(self.buffers[o]), kind)
-        return result
+        raws = await self.device.read_many_async([self.buffers[o] for o in self.graph.outputs])
+        return {o: self._convert(o, r, kind) for o, r in zip(self.graph.outputs, raws, strict=True)}
 
     def release(self) -> None:
         """Free the device buffers now (not those bound from elsewhere)."""

@@ -8,7 +8,9 @@ Three plans, each chosen by a generic test of the body's dependence structure (n
   ones that do (an inline producer counts its whole reduction). The invariant work, and the
   state components whose combine reads only invariant ones, run once per reduction step; the
   varying state is a small private array over the vector axes, and the invariant parts of
-  its combine are hoisted out of the vector loop.
+  its body and combine are hoisted out of the vector loop. Where no other plan applies, the
+  invariant parts of varying components count too (``lift``): a sum of an inline score
+  times a load along another axis computes the score once per step, not once per element.
 - ``tiled`` (kernels with workgroups): output axes ``a`` and ``b`` are cut into square tiles,
   one workgroup per tile. Reads that do not vary along ``b`` (a tile of rows) or along ``a``
   (a tile of columns) are staged through workgroup memory, ``tile`` reduction steps at a
@@ -43,10 +45,10 @@ Three plans, each chosen by a generic test of the body's dependence structure (n
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from ...expr.graph import Node, le, lt, select, topo_order
+from ...expr.graph import BOOL_OPS, Node, le, lt, select, topo_order
 from ..comprehension import (
     SUM,
     Comprehension,
@@ -155,10 +157,29 @@ def varying_state(comp: Comprehension, axes: Sequence[str]) -> tuple[int, ...]:
         out = grown
 
 
-def _vector_plan(comp: Comprehension, rows: int = 1) -> Plan | None:
+def invariant_parts(
+    nodes: Sequence[Node], leaf_varies: Callable[[Node], bool]
+) -> tuple[dict[int, bool], list[Node]]:
+    """Whether each node under ``nodes`` varies (``leaf_varies`` says which leaves do), and
+    the largest subexpressions that do not, each an argument of one that does: what a vector
+    or register-block loop computes once outside (comparisons stay with their select)."""
+    varies: dict[int, bool] = {}
+    order = topo_order(list(nodes))
+    for n in order:
+        varies[id(n)] = leaf_varies(n) if not n.args else any(varies[id(a)] for a in n.args)
+    parts: dict[int, Node] = {}
+    for n in order:
+        if varies[id(n)]:
+            for a in n.args:
+                if not varies[id(a)] and a.args and a.op not in BOOL_OPS:
+                    parts.setdefault(id(a), a)
+    return varies, list(parts.values())
+
+
+def _vector_plan(comp: Comprehension, rows: int = 1, lift: bool = False) -> Plan | None:
     """A vector plan (see the module's docstring); with ``rows`` > 1, over that many rows
     of the last other output axis too (a register block of rows × the vector)."""
-    found = _vector_axes(comp)
+    found = _vector_axes(comp, lift)
     if found is None or rows < 2:
         return found
     others = [(n, e) for n, e in zip(comp.index, comp.shape) if n not in found.vector and e > 1]
@@ -170,7 +191,7 @@ def _vector_plan(comp: Comprehension, rows: int = 1) -> Plan | None:
     )
 
 
-def _vector_axes(comp: Comprehension) -> Plan | None:
+def _vector_axes(comp: Comprehension, lift: bool) -> Plan | None:
     if not comp.reduce or len(comp.index) < 2:
         return None
     chosen: list[str] = []
@@ -181,7 +202,11 @@ def _vector_axes(comp: Comprehension) -> Plan | None:
         axes = [*chosen, name]
         fixed = [b for b in comp.body if not comp.depends_on(b, axes)]
         moving = [b for b in comp.body if comp.depends_on(b, axes)]
-        if not fixed or cost(comp, fixed) <= 2 * cost(comp, moving):
+        each = cost(comp, moving)  # per element of the vector, per step
+        if lift:
+            _, lifted = invariant_parts(moving, lambda n, ax=axes: comp.depends_on(n, ax))
+            fixed, each = fixed + lifted, each - cost(comp, lifted)
+        if not fixed or cost(comp, fixed) <= 2 * each:
             continue
         chosen, width = axes, width * extent
     if not chosen or width == comp.size:
@@ -449,7 +474,8 @@ def plan(
     and barriers (WGSL kernels), ``registers`` the register-blocked and split-lane plans
     (compiled C; WGSL without workgroups), ``vector_rows`` vector plans over several rows.
     A vector plan is preferred: it removes work, tiles only
-    move it. A sum pinned by data (``data_pin``) runs per element: it has one step."""
+    move it; one that pays only by lifting parts of varying components comes last. A sum
+    pinned by data (``data_pin``) runs per element: it has one step."""
     if data_pin(comp) is not None:
         return Plan()
     found = _vector_plan(comp, vector_rows)
@@ -457,7 +483,7 @@ def plan(
         found = _blocked_plan(comp, block) or lanes_plan(comp, lanes, lanes_min)
     if found is None and workgroups:
         found = _tiled_plan(comp, tile) or _tree_plan(comp, tree_width, tree_min)
-    return found or Plan()
+    return found or _vector_plan(comp, vector_rows, lift=True) or Plan()
 
 
 def plans(graph: TensorGraph, *, workgroups: bool = False, **options: int) -> dict[str, Plan]:
@@ -475,6 +501,7 @@ __all__ = [
     "cost",
     "data_pin",
     "eliminate_pinned",
+    "invariant_parts",
     "lanes_plan",
     "loop_stop",
     "plan",
