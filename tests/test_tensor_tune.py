@@ -66,6 +66,20 @@ def test_the_winner_is_a_correct_candidate_and_compile_uses_it(compiled_c, own_c
     assert tuning_cache.tuned(other, compiled_c) is None
 
 
+def test_a_kept_winner_with_options_this_version_lacks_gives_way_to_the_default() -> None:
+    """A tuned.json written by another version of tang (an option renamed or gone) must not
+    stop ``compile``: the default schedule runs. Options given by hand are still checked."""
+    g, dev = prologue_graph(), gpu.CPUDevice()
+    tuning_cache.remember(tuning_cache.key(g, dev), {"block": (8, 8), "retired": 16})
+    tuning_cache._TUNED.clear()  # read back from disk, as a new process would
+    fn = T.compile(g, dev)
+    assert fn.schedule == {}
+    vals = {"x": np.linspace(-2, 2, 37 * 50).reshape(37, 50), "w": np.ones((50, 45))}
+    close_in_f32(fn(vals)["y"], T.evaluate(g, vals)["y"])
+    with pytest.raises(TypeError, match="unknown schedule option 'retired'"):
+        T.compile(g, dev, schedule={"retired": 16})
+
+
 @pytest.mark.toolchain
 def test_a_refused_candidate_is_rejected_with_its_reason(compiled_c) -> None:
     g = prologue_graph()

@@ -123,6 +123,8 @@ class Compiled:
             from .tuning_cache import tuned
 
             schedule = tuned(graph, self.device) or {}
+            if set(schedule) - SCHEDULE_OPTIONS:  # kept by another version of tang
+                schedule = {}
             if workgroups is None:
                 workgroups = schedule.get("workgroups")
         unknown = sorted(set(schedule) - SCHEDULE_OPTIONS)
