@@ -652,8 +652,7 @@ def _hoist(
 ) -> tuple[list[Node], list[tuple[str, Node]]]:
     """Split ``nodes`` into the largest subexpressions that do not vary (``moving`` says
     which leaves do), named ``prefix0, prefix1…``, and the rest rewritten over those names."""
-    _, parts = invariant_parts(nodes, moving)
-    named = [(f"{prefix}{k}", a) for k, a in enumerate(parts)]
+    named = [(f"{prefix}{k}", a) for k, a in enumerate(invariant_parts(nodes, moving))]
     rebuilt = _rebuild(nodes, {id(a): var(name) for name, a in named})
     return rebuilt, named
 

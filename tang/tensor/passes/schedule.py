@@ -157,12 +157,10 @@ def varying_state(comp: Comprehension, axes: Sequence[str]) -> tuple[int, ...]:
         out = grown
 
 
-def invariant_parts(
-    nodes: Sequence[Node], leaf_varies: Callable[[Node], bool]
-) -> tuple[dict[int, bool], list[Node]]:
-    """Whether each node under ``nodes`` varies (``leaf_varies`` says which leaves do), and
-    the largest subexpressions that do not, each an argument of one that does: what a vector
-    or register-block loop computes once outside (comparisons stay with their select)."""
+def invariant_parts(nodes: Sequence[Node], leaf_varies: Callable[[Node], bool]) -> list[Node]:
+    """The largest subexpressions under ``nodes`` that do not vary (``leaf_varies`` says
+    which leaves do), each an argument of one that does: what a vector or register-block
+    loop computes once outside it (comparisons stay with their select)."""
     varies: dict[int, bool] = {}
     order = topo_order(list(nodes))
     for n in order:
@@ -173,7 +171,7 @@ def invariant_parts(
             for a in n.args:
                 if not varies[id(a)] and a.args and a.op not in BOOL_OPS:
                     parts.setdefault(id(a), a)
-    return varies, list(parts.values())
+    return list(parts.values())
 
 
 def _vector_plan(comp: Comprehension, rows: int = 1, lift: bool = False) -> Plan | None:
@@ -204,7 +202,7 @@ def _vector_axes(comp: Comprehension, lift: bool) -> Plan | None:
         moving = [b for b in comp.body if comp.depends_on(b, axes)]
         each = cost(comp, moving)  # per element of the vector, per step
         if lift:
-            _, lifted = invariant_parts(moving, lambda n, ax=axes: comp.depends_on(n, ax))
+            lifted = invariant_parts(moving, lambda n, ax=axes: comp.depends_on(n, ax))
             fixed, each = fixed + lifted, each - cost(comp, lifted)
         if not fixed or cost(comp, fixed) <= 2 * each:
             continue
