@@ -4,7 +4,8 @@ read-back, with tang's own checks of the device limits before the driver is invo
 A backend subclass supplies the ``_``-prefixed primitives; everything a caller uses lives
 here, so the page (WebGPU), the desktop (wgpu-py) and the CPU reference behave alike. In the
 page the steps that wait on the GPU are awaited: ``await dev.kernel_async(src)``,
-``await dev.read_async(buf)``; on the desktop both spellings work.
+``await dev.read_async(buf)``; on the desktop both spellings work. Several buffers come
+back with one wait: ``dev.read_many(bufs)`` (``await dev.read_many_async(bufs)``).
 
 Several dispatches can share one command buffer and one submit: ``with dev.batch(): ...``
 records each ``dispatch`` made in the block and submits them all when it ends (a read or write
