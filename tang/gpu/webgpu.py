@@ -155,11 +155,15 @@ class WebGPUDevice(Device):
         usage scope, so one that reads what an earlier one wrote sees it (WebGPU orders
         them); one pass instead of one per dispatch is less driver work per kernel (half,
         on lavapipe)."""
+        if self._pass is None:
+            self._pass = self.spelling.call(self._recording(), "begin_compute_pass")
+        self._encode(self._pass, kernel, bound, groups)
+
+    def _recording(self) -> Any:
+        """The command encoder a batch records into (made at its first command)."""
         if self._encoder is None:
             self._encoder = self.spelling.call(self._dev, "create_command_encoder")
-        if self._pass is None:
-            self._pass = self.spelling.call(self._encoder, "begin_compute_pass")
-        self._encode(self._pass, kernel, bound, groups)
+        return self._encoder
 
     def _end_pass(self) -> None:
         """Close the batch's compute pass (before a copy, or to submit)."""
@@ -172,11 +176,15 @@ class WebGPUDevice(Device):
         self._submit()
 
     def _record_copy(self, src: Buffer, dst: Buffer, src_at: int, dst_at: int, nbytes: int) -> None:
-        if self._encoder is None:
-            self._encoder = self.spelling.call(self._dev, "create_command_encoder")
         self._end_pass()
         self.spelling.call(
-            self._encoder, "copy_buffer_to_buffer", src.handle, src_at, dst.handle, dst_at, nbytes
+            self._recording(),
+            "copy_buffer_to_buffer",
+            src.handle,
+            src_at,
+            dst.handle,
+            dst_at,
+            nbytes,
         )
 
     def _submit(self) -> None:
@@ -245,21 +253,22 @@ class WebGPUDevice(Device):
             return []
         self.submit()  # recorded dispatches come before the copies
         ends = list(accumulate(buf.nbytes for buf in bufs))
-        data = await self._guard_async(self._read_back(bufs, ends[-1]))
+        data = await self._guard_async(self._read_back(bufs, ends))
         self._raise_recorded()
         return [to_array(data[e - b.nbytes : e], b.dtype) for b, e in zip(bufs, ends, strict=True)]
 
-    async def _read_back(self, bufs: Sequence[Buffer], nbytes: int) -> Any:
-        """The bytes of ``bufs`` end to end, copied into one mappable buffer of ``nbytes``."""
+    async def _read_back(self, bufs: Sequence[Buffer], ends: list[int]) -> Any:
+        """The bytes of ``bufs`` end to end (buffer k ends at byte ``ends[k]``), copied into
+        one mappable buffer."""
         call, flags = self.spelling.call, self.spelling.flags
         staging = call(
-            self._dev, "create_buffer", size=nbytes, usage=flags.MAP_READ | flags.COPY_DST
+            self._dev, "create_buffer", size=ends[-1], usage=flags.MAP_READ | flags.COPY_DST
         )
         try:
-            encoder, at = call(self._dev, "create_command_encoder"), 0
-            for buf in bufs:
+            encoder = call(self._dev, "create_command_encoder")
+            for buf, end in zip(bufs, ends, strict=True):
+                at = end - buf.nbytes
                 call(encoder, "copy_buffer_to_buffer", buf.handle, 0, staging, at, buf.nbytes)
-                at += buf.nbytes
             self._finish(encoder)
             return await self._map_read(staging)
         finally:
