@@ -562,6 +562,20 @@ maximum = COMPOSITE_BUILDERS["max"]
 # walking and evaluating
 
 
+def replace_nodes(nodes: Sequence[Node], replace: Mapping[int, Node]) -> list[Node]:
+    """``nodes`` with every node whose id is in ``replace`` swapped for its replacement,
+    the nodes above rebuilt (interned again, so they fold and share as usual)."""
+    memo: dict[int, Node] = {}
+    for n in topo_order(nodes):
+        if id(n) in replace:
+            memo[id(n)] = replace[id(n)]
+        elif not n.args:
+            memo[id(n)] = n
+        else:
+            memo[id(n)] = make(n.op, *(memo[id(a)] for a in n.args))
+    return [memo[id(n)] for n in nodes]
+
+
 def topo_order(outputs: Iterable[Node]) -> list[Node]:
     """Every node reachable from ``outputs``, children before parents: a depth-first walk
     on an explicit stack of (node, iterator over its operands), never recursion."""

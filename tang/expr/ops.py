@@ -406,6 +406,15 @@ def _sigmoid(a: float) -> float:
     return e / (1.0 + e)
 
 
+def _sigmoid_formula(k: Any, a: Any) -> Any:
+    """σ(a) = where(a < 0, e, 1) / (1 + e) with e = exp(−|a|) ≤ 1: the graph form of
+    ``_sigmoid``. No step overflows, so the derived slope e/(1 + e)² is finite for every
+    a, where 1/(1 + exp(−a)) gives inf·0 = nan below −709."""
+    negative = k.lt(a, 0.0)
+    e = k.exp(k.where(negative, a, -a))
+    return k.where(negative, e, 1.0) * k.recip(1.0 + e)
+
+
 def _pow(a: float, b: float) -> float:
     """C99 pow: overflow is ±inf, 0 to a negative power is ±inf, a negative base to a
     non-integer power is nan."""
@@ -473,7 +482,7 @@ _COMPOSITES: tuple[Composite, ...] = (
         "sigmoid",
         1,
         _sigmoid,
-        lambda k, a: k.recip(1.0 + k.exp(-a)),
+        _sigmoid_formula,
         "Logistic function 1/(1+e**-a).",
         method="sigmoid",
         slope=lambda v: v * (1.0 - v),  # σ' = σ(1 - σ)

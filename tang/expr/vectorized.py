@@ -31,6 +31,36 @@ def numpy_values(
     return [values[o] for o in outputs]
 
 
+def numpy_function(np: Any, output: Node, names: Sequence[str]) -> Callable[..., Any]:
+    """``output`` as a function of the arrays of ``names``, in that order: the graph walked
+    once into straight-line code, one call of its registry rule per node (tang's own text),
+    so a caller that runs the same small body many times pays for the arithmetic only. Loop
+    nodes are not taken (``numpy_values`` runs those)."""
+    order = topo_order([output])
+    symbol: dict[Node, str] = {}
+    scope: dict[str, Any] = {"np": np}
+    lines = []
+    for k, node in enumerate(order):
+        if node.op == "const":
+            symbol[node] = f"c{k}"
+            scope[f"c{k}"] = np.asarray(node.value, dtype="float64")
+        elif node.op == "var":
+            if node.name not in names:
+                raise _no_column(node.name)  # type: ignore[arg-type]
+            symbol[node] = f"a{list(names).index(node.name)}"  # type: ignore[arg-type]
+        elif node.op in ("loop", "loop_out"):
+            raise ValueError("numpy_function takes no loop nodes: use numpy_values")
+        else:
+            symbol[node] = f"v{k}"
+            scope[f"r{k}"] = OPS[node.op].numpy
+            operands = ", ".join(symbol[a] for a in node.args)
+            lines.append(f"    v{k} = r{k}(np, {operands})")
+    params = ", ".join(f"a{i}" for i in range(len(names)))
+    source = "\n".join([f"def run({params}):", *lines, f"    return {symbol[output]}", ""])
+    exec(compile(source, "<tang numpy function>", "exec"), scope)
+    return scope["run"]
+
+
 def _run(
     np: Any,
     order: Sequence[Node],

@@ -4,8 +4,8 @@ Pyodide included) or ``"numpy"`` (desktop, optional import). A backend is picked
 
 A backend is an object with a ``name`` and the array primitives the ops in
 :mod:`tang.nn.ops` are written in — making (``from_flat``, ``adopt``, ``full``, ``one_hot``,
-``copy``, ``to_flat``), element-wise (``add sub mul div`` with broadcasting, ``scale neg exp
-log sqrt tanh sigmoid relu abs sign pow``, the slopes ``where_positive`` and ``tanh_slope``),
+``copy``, ``to_flat``), element-wise (``map``: a tensor IR op's body or derived slope over
+whole arrays, see :mod:`tang.nn.maps`; ``add sub mul`` with broadcasting, ``exp log``),
 reductions (``sum amax`` over dims, ``sum_to`` a broadcast source's shape, ``argmax_flat``),
 moves (``broadcast_to reshape transpose gather_flat scatter_add_flat``), products (``matmul``
 with transpose flags, ``linear``: x·wᵀ + b in one pass, ``hot_matmul`` (+ b) and its gradient

@@ -1,5 +1,6 @@
 """Layers and losses as functions of tensors (PyTorch's ``torch.nn.functional``): each is a
-composition of the ops in :mod:`tang.nn.ops`, so none writes a backward of its own."""
+composition of tang.nn's ops (:mod:`tang.nn.maps`, :mod:`tang.nn.ops`), so none writes a
+backward of its own."""
 
 from __future__ import annotations
 

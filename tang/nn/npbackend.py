@@ -48,32 +48,33 @@ class NumpyBackend:
         return a.copy()
 
     # -- element-wise --------------------------------------------------------------------
+    def map(self, scalar, arrays, shape: Shape):
+        """``scalar``'s body (tang.nn.maps) over whole arrays, broadcast to ``shape``: tang's
+        numpy interpreter of scalar graphs (IEEE: inf and nan, never a warning)."""
+        with np.errstate(all="ignore"):
+            out = scalar.numpy(*[arrays[k] for k in scalar.positions])
+        # a body that is one of its leaves hands that array back: shared, as arrays are
+        # never changed in place once made (the optimizer's own moments aside)
+        return out if out.shape == shape else np.array(np.broadcast_to(out, shape))
+
     def _check(self, a: np.ndarray, b: np.ndarray) -> None:
         if a.shape != b.shape:
             broadcast_shape(a.shape, b.shape)  # the same error text as the Python backend
 
     def add(self, a, b):
         self._check(a, b)
-        return a + b
+        with np.errstate(all="ignore"):  # IEEE, like the Python backend: inf and nan, no warning
+            return a + b
 
     def sub(self, a, b):
         self._check(a, b)
-        return a - b
+        with np.errstate(all="ignore"):  # IEEE, like the Python backend: inf and nan, no warning
+            return a - b
 
     def mul(self, a, b):
         self._check(a, b)
-        return a * b
-
-    def div(self, a, b):
-        self._check(a, b)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return a / b
-
-    def scale(self, a, s: float):
-        return a * s
-
-    def neg(self, a):
-        return -a
+        with np.errstate(all="ignore"):  # IEEE, like the Python backend: inf and nan, no warning
+            return a * b
 
     def exp(self, a):
         with np.errstate(over="ignore"):
@@ -82,42 +83,6 @@ class NumpyBackend:
     def log(self, a):
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.log(a)
-
-    def sqrt(self, a):
-        with np.errstate(invalid="ignore"):
-            return np.sqrt(a)
-
-    def tanh(self, a):
-        return np.tanh(a)
-
-    def sigmoid(self, a):
-        out = np.empty_like(a)
-        pos = a >= 0
-        out[pos] = 1.0 / (1.0 + np.exp(-a[pos]))
-        e = np.exp(a[~pos])
-        out[~pos] = e / (1.0 + e)
-        return out
-
-    def relu(self, a):
-        return np.where(a > 0.0, a, 0.0)
-
-    def abs(self, a):
-        return np.abs(a)
-
-    def sign(self, a):
-        return np.sign(a) + 0.0
-
-    def pow(self, a, p: float):
-        if p == 2.0:
-            return a * a
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            return np.power(a, p)
-
-    def where_positive(self, x, g):
-        return np.where(x > 0.0, g, 0.0)
-
-    def tanh_slope(self, y, g):
-        return g * (1.0 - y * y)
 
     # -- reductions ----------------------------------------------------------------------
     def sum(self, a, dims: tuple[int, ...], keepdim: bool):

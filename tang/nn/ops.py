@@ -1,11 +1,11 @@
-"""The differentiable primitives of ``tang.nn``: one small class per op, its forward rule
-and its local derivative (vector-Jacobian product) side by side.
+"""The products, reductions and moves of ``tang.nn``: one small class per op, its forward
+rule and its local derivative (vector-Jacobian product) side by side. The element-wise ops
+write neither: they are the tensor IR's, their slopes derived (:mod:`tang.nn.maps`).
 
 ``forward(B, *arrays)`` computes the value with the backend ``B``'s array primitives and
 keeps on ``self`` what the slope needs; ``backward(B, g)`` turns the output's gradient ``g``
 into one gradient per input, ``None`` where ``self.needs`` says that input wants none. A
-new layer is a composition of these (or one more class here): it never writes a backward.
-Broadcasting ops hand back gradients summed down to their input's shape (``B.sum_to``).
+new layer is a composition of these: it never writes a backward.
 """
 
 from __future__ import annotations
@@ -26,153 +26,6 @@ class Op:
 
     def backward(self, B, g: Array) -> Grads:
         raise NotImplementedError
-
-
-# -- element-wise, two inputs (broadcasting) -------------------------------------------------
-class Add(Op):
-    def forward(self, B, a, b):
-        self.shapes = a.shape, b.shape
-        return B.add(a, b)
-
-    def backward(self, B, g):
-        (sa, sb), (na, nb) = self.shapes, self.needs
-        return (B.sum_to(g, sa) if na else None, B.sum_to(g, sb) if nb else None)
-
-
-class Sub(Op):
-    def forward(self, B, a, b):
-        self.shapes = a.shape, b.shape
-        return B.sub(a, b)
-
-    def backward(self, B, g):
-        (sa, sb), (na, nb) = self.shapes, self.needs
-        return (B.sum_to(g, sa) if na else None, B.neg(B.sum_to(g, sb)) if nb else None)
-
-
-class Mul(Op):
-    def forward(self, B, a, b):
-        self.a, self.b = a, b
-        return B.mul(a, b)
-
-    def backward(self, B, g):
-        a, b, (na, nb) = self.a, self.b, self.needs
-        return (
-            B.sum_to(B.mul(g, b), a.shape) if na else None,
-            B.sum_to(B.mul(g, a), b.shape) if nb else None,
-        )
-
-
-class Div(Op):
-    def forward(self, B, a, b):
-        self.a_shape, self.b = a.shape, b
-        self.out = B.div(a, b)
-        return self.out
-
-    def backward(self, B, g):  # d(a/b) = da/b − (a/b)·db/b
-        (na, nb), b = self.needs, self.b
-        ga = B.div(g, b)
-        return (
-            B.sum_to(ga, self.a_shape) if na else None,
-            B.sum_to(B.neg(B.mul(ga, self.out)), b.shape) if nb else None,
-        )
-
-
-# -- element-wise, one input -----------------------------------------------------------------
-class Neg(Op):
-    def forward(self, B, a):
-        return B.neg(a)
-
-    def backward(self, B, g):
-        return (B.neg(g),)
-
-
-class Scale(Op):  # a·s for a constant number s
-    def __init__(self, s: float) -> None:
-        self.s = s
-
-    def forward(self, B, a):
-        return B.scale(a, self.s)
-
-    def backward(self, B, g):
-        return (B.scale(g, self.s),)
-
-
-class Pow(Op):  # a**p for a constant exponent p
-    def __init__(self, p: float) -> None:
-        self.p = p
-
-    def forward(self, B, a):
-        self.a = a
-        return B.pow(a, self.p)
-
-    def backward(self, B, g):
-        p = self.p
-        slope = B.scale(self.a, 2.0) if p == 2.0 else B.scale(B.pow(self.a, p - 1.0), p)
-        return (B.mul(g, slope),)
-
-
-class Exp(Op):
-    def forward(self, B, a):
-        self.y = B.exp(a)
-        return self.y
-
-    def backward(self, B, g):
-        return (B.mul(g, self.y),)
-
-
-class Log(Op):
-    def forward(self, B, a):
-        self.a = a
-        return B.log(a)
-
-    def backward(self, B, g):
-        return (B.div(g, self.a),)
-
-
-class Sqrt(Op):
-    def forward(self, B, a):
-        self.y = B.sqrt(a)
-        return self.y
-
-    def backward(self, B, g):  # g / (2√a)
-        return (B.div(B.scale(g, 0.5), self.y),)
-
-
-class Tanh(Op):
-    def forward(self, B, a):
-        self.y = B.tanh(a)
-        return self.y
-
-    def backward(self, B, g):  # g·(1 − tanh²)
-        return (B.tanh_slope(self.y, g),)
-
-
-class Sigmoid(Op):
-    def forward(self, B, a):
-        self.y = B.sigmoid(a)
-        return self.y
-
-    def backward(self, B, g):  # g·σ·(1 − σ)
-        y = self.y
-        return (B.mul(g, B.sub(y, B.mul(y, y))),)
-
-
-class ReLU(Op):
-    def forward(self, B, a):
-        self.a = a
-        return B.relu(a)
-
-    def backward(self, B, g):
-        return (B.where_positive(self.a, g),)
-
-
-class Abs(Op):
-    def forward(self, B, a):
-        self.a = a
-        return B.abs(a)
-
-    def backward(self, B, g):
-        return (B.mul(g, B.sign(self.a)),)
 
 
 # -- products --------------------------------------------------------------------------------

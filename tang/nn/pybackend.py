@@ -12,10 +12,10 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from itertools import chain, repeat
-from operator import add, mul, sub, truediv
+from operator import add, mul, sub
+from typing import Any
 
 from .. import ieee
-from ..expr.ops import COMPOSITES
 
 Shape = tuple[int, ...]
 
@@ -53,9 +53,6 @@ def broadcast_shape(a: Shape, b: Shape) -> Shape:
             raise ValueError(f"shapes {a} and {b} cannot be broadcast together")
         out.append(y if x == 1 else x)
     return tuple(out)
-
-
-_sigmoid = COMPOSITES["sigmoid"].kernel  # the registry's (tang.expr.ops), stable either side of 0
 
 
 def _map_guarded(fn, safe, data: list[float]) -> list[float]:
@@ -192,6 +189,19 @@ class PythonBackend:
         return PyArray(list(a.data), a.shape)
 
     # -- element-wise --------------------------------------------------------------------
+    def map(self, scalar: Any, arrays: Sequence[PyArray], shape: Shape) -> PyArray:
+        """``scalar``'s body (tang.nn.maps) element by element over the arrays it reads,
+        each broadcast to ``shape``."""
+        flats = []
+        for k in scalar.positions:
+            a = arrays[k]
+            flats.append(a.data if a.shape == shape else _expand(a.data, a.shape, shape))
+        if scalar.is_leaf:
+            return PyArray(flats[0], shape)  # arrays are never changed once built
+        if not flats:  # a body that reads nothing is a constant
+            return PyArray([float(scalar.node.value)] * size_of(shape), shape)
+        return PyArray(scalar.python(*flats), shape)
+
     def _binary(self, fn, a: PyArray, b: PyArray) -> PyArray:
         if a.shape == b.shape:
             return PyArray(list(map(fn, a.data, b.data)), a.shape)
@@ -213,71 +223,11 @@ class PythonBackend:
     def mul(self, a: PyArray, b: PyArray) -> PyArray:
         return self._binary(mul, a, b)
 
-    def div(self, a: PyArray, b: PyArray) -> PyArray:
-        def divide(x: float, y: float) -> float:
-            try:
-                return x / y
-            except ZeroDivisionError:
-                if x != x or x == 0.0:
-                    return math.nan
-                return math.copysign(math.inf, x) * math.copysign(1.0, y)
-
-        try:
-            return self._binary(truediv, a, b)
-        except ZeroDivisionError:
-            return self._binary(divide, a, b)
-
-    def scale(self, a: PyArray, s: float) -> PyArray:
-        return PyArray([v * s for v in a.data], a.shape)
-
-    def neg(self, a: PyArray) -> PyArray:
-        return PyArray([-v for v in a.data], a.shape)
-
     def exp(self, a: PyArray) -> PyArray:
         return PyArray(_map_guarded(math.exp, ieee.exp, a.data), a.shape)
 
     def log(self, a: PyArray) -> PyArray:
         return PyArray(_map_guarded(math.log, ieee.log, a.data), a.shape)
-
-    def sqrt(self, a: PyArray) -> PyArray:
-        return PyArray(_map_guarded(math.sqrt, ieee.sqrt, a.data), a.shape)
-
-    def tanh(self, a: PyArray) -> PyArray:
-        return PyArray(list(map(math.tanh, a.data)), a.shape)
-
-    def sigmoid(self, a: PyArray) -> PyArray:
-        return PyArray(list(map(_sigmoid, a.data)), a.shape)
-
-    def relu(self, a: PyArray) -> PyArray:
-        return PyArray([v if v > 0.0 else 0.0 for v in a.data], a.shape)
-
-    def abs(self, a: PyArray) -> PyArray:
-        return PyArray(list(map(abs, a.data)), a.shape)
-
-    def sign(self, a: PyArray) -> PyArray:
-        return PyArray([(v > 0.0) - (v < 0.0) + 0.0 for v in a.data], a.shape)
-
-    def pow(self, a: PyArray, p: float) -> PyArray:
-        def power(v: float) -> float:
-            try:
-                r = v**p
-            except ZeroDivisionError:
-                return math.inf
-            except OverflowError:
-                return math.inf
-            return math.nan if isinstance(r, complex) else r
-
-        if p == 2.0:
-            return PyArray([v * v for v in a.data], a.shape)
-        return PyArray(list(map(power, a.data)), a.shape)
-
-    def where_positive(self, x: PyArray, g: PyArray) -> PyArray:
-        """g where x > 0, else 0 (ReLU's slope)."""
-        return PyArray([gv if xv > 0.0 else 0.0 for xv, gv in zip(x.data, g.data)], g.shape)
-
-    def tanh_slope(self, y: PyArray, g: PyArray) -> PyArray:
-        """g·(1 − y²) for y = tanh x."""
-        return PyArray([gv * (1.0 - yv * yv) for yv, gv in zip(y.data, g.data)], g.shape)
 
     # -- reductions ----------------------------------------------------------------------
     def sum(self, a: PyArray, dims: tuple[int, ...], keepdim: bool) -> PyArray:

@@ -1,10 +1,11 @@
 """``Tensor``: an n-dimensional float64 array on one backend, with reverse-mode autograd.
 
-Every differentiable operation goes through :func:`apply`, which runs one op of
-:mod:`tang.nn.ops` and, when gradients are wanted, records the op and its inputs on the
-result. ``loss.backward()`` walks that record once, outputs before inputs (iteratively: no
-recursion, so deep graphs are fine in Pyodide's small stack), and leaves ``.grad`` on every
-leaf tensor that ``requires_grad``.
+Every differentiable operation goes through :func:`apply`, which runs one op (an
+element-wise op of the tensor IR, :mod:`tang.nn.maps`, or one of :mod:`tang.nn.ops`) and,
+when gradients are wanted, records the op and its inputs on the result. ``loss.backward()``
+walks that record once, outputs before inputs (iteratively: no recursion, so deep graphs are
+fine in Pyodide's small stack), and leaves ``.grad`` on every leaf tensor that
+``requires_grad``.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 
 from . import ops
 from .backend import Backend, get_backend
+from .maps import Map
 from .pybackend import broadcast_shape, size_of, strides_of
 
 Shape = tuple[int, ...]
@@ -254,42 +256,42 @@ class Tensor:
 
     # -- arithmetic --------------------------------------------------------------------------
     def __add__(self, other: Any) -> Tensor:
-        return apply(ops.Add(), self, _as_tensor(other, self.backend))
+        return apply(Map("add"), self, _as_tensor(other, self.backend))
 
     def __radd__(self, other: Any) -> Tensor:
-        return apply(ops.Add(), _as_tensor(other, self.backend), self)
+        return apply(Map("add"), _as_tensor(other, self.backend), self)
 
     def __sub__(self, other: Any) -> Tensor:
-        return apply(ops.Sub(), self, _as_tensor(other, self.backend))
+        return apply(Map("sub"), self, _as_tensor(other, self.backend))
 
     def __rsub__(self, other: Any) -> Tensor:
-        return apply(ops.Sub(), _as_tensor(other, self.backend), self)
+        return apply(Map("sub"), _as_tensor(other, self.backend), self)
 
     def __mul__(self, other: Any) -> Tensor:
         if _is_number(other):
-            return apply(ops.Scale(float(other)), self)
-        return apply(ops.Mul(), self, _as_tensor(other, self.backend))
+            return apply(Map("mul", float(other)), self)
+        return apply(Map("mul"), self, _as_tensor(other, self.backend))
 
     def __rmul__(self, other: Any) -> Tensor:
         if _is_number(other):
-            return apply(ops.Scale(float(other)), self)
-        return apply(ops.Mul(), _as_tensor(other, self.backend), self)
+            return apply(Map("mul", float(other)), self)
+        return apply(Map("mul"), _as_tensor(other, self.backend), self)
 
     def __truediv__(self, other: Any) -> Tensor:
         if _is_number(other) and other != 0:
-            return apply(ops.Scale(1.0 / float(other)), self)
-        return apply(ops.Div(), self, _as_tensor(other, self.backend))
+            return apply(Map("mul", 1.0 / float(other)), self)
+        return apply(Map("div"), self, _as_tensor(other, self.backend))
 
     def __rtruediv__(self, other: Any) -> Tensor:
-        return apply(ops.Div(), _as_tensor(other, self.backend), self)
+        return apply(Map("div"), _as_tensor(other, self.backend), self)
 
     def __neg__(self) -> Tensor:
-        return apply(ops.Neg(), self)
+        return apply(Map("neg"), self)
 
     def __pow__(self, p: Any) -> Tensor:
         if not _is_number(p):
             raise TypeError("tensor ** p needs a constant number p (use exp/log for a tensor)")
-        return apply(ops.Pow(float(p)), self)
+        return apply(Map("power", float(p)), self)
 
     def __matmul__(self, other: Any) -> Tensor:
         other = _as_tensor(other, self.backend)
@@ -314,25 +316,25 @@ class Tensor:
 
     # -- element-wise functions --------------------------------------------------------------
     def exp(self) -> Tensor:
-        return apply(ops.Exp(), self)
+        return apply(Map("exp"), self)
 
     def log(self) -> Tensor:
-        return apply(ops.Log(), self)
+        return apply(Map("log"), self)
 
     def sqrt(self) -> Tensor:
-        return apply(ops.Sqrt(), self)
+        return apply(Map("sqrt"), self)
 
     def tanh(self) -> Tensor:
-        return apply(ops.Tanh(), self)
+        return apply(Map("tanh"), self)
 
     def sigmoid(self) -> Tensor:
-        return apply(ops.Sigmoid(), self)
+        return apply(Map("sigmoid"), self)
 
     def relu(self) -> Tensor:
-        return apply(ops.ReLU(), self)
+        return apply(Map("relu"), self)
 
     def abs(self) -> Tensor:
-        return apply(ops.Abs(), self)
+        return apply(Map("abs"), self)
 
     # -- reductions --------------------------------------------------------------------------
     def sum(self, dim: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:

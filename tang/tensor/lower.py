@@ -18,7 +18,7 @@ import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from ..expr.graph import BOOL_OPS, Node, make, topo_order, var
+from ..expr.graph import BOOL_OPS, Node, replace_nodes, topo_order, var
 from ..expr.ops import INTEGER_OPS
 from ..lower import BACKENDS
 from ..lower.base import ATOM, LOOP_NEST, LOOP_NEST_FUNCTION, identifiers
@@ -634,26 +634,13 @@ def _fold(
         w.emit(w.printer.assign.format(name=target, expr=name))
 
 
-def _rebuild(nodes: Sequence[Node], replace: Mapping[int, Node]) -> list[Node]:
-    """``nodes`` with the nodes whose id is in ``replace`` swapped (interned again)."""
-    memo: dict[int, Node] = {}
-    for n in topo_order(list(nodes)):
-        if id(n) in replace:
-            memo[id(n)] = replace[id(n)]
-        elif not n.args:
-            memo[id(n)] = n
-        else:
-            memo[id(n)] = make(n.op, *(memo[id(a)] for a in n.args))
-    return [memo[id(n)] for n in nodes]
-
-
 def _hoist(
     nodes: Sequence[Node], moving: Callable[[Node], bool], prefix: str
 ) -> tuple[list[Node], list[tuple[str, Node]]]:
     """Split ``nodes`` into the largest subexpressions that do not vary (``moving`` says
     which leaves do), named ``prefix0, prefix1…``, and the rest rewritten over those names."""
     named = [(f"{prefix}{k}", a) for k, a in enumerate(invariant_parts(nodes, moving))]
-    rebuilt = _rebuild(nodes, {id(a): var(name) for name, a in named})
+    rebuilt = replace_nodes(nodes, {id(a): var(name) for name, a in named})
     return rebuilt, named
 
 

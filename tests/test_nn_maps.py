@@ -1,0 +1,147 @@
+"""tang.nn's element-wise ops are the tensor IR's: each value is the IR op's comprehension
+and each gradient the one ``tang.tensor.grad`` derives, on both backends, broadcasting
+included; tang.nn writes no derivative of its own for them (tang/nn/maps.py)."""
+
+from __future__ import annotations
+
+import inspect
+import math
+import random
+import warnings
+
+import pytest
+
+import tang.nn as nn
+from tang import tensor as ir
+from tang.nn import maps, ops
+
+HAVE_NUMPY = "numpy" in nn.available_backends()
+BACKENDS = [
+    "python",
+    pytest.param(
+        "numpy",
+        marks=pytest.mark.skipif(not HAVE_NUMPY, reason="numpy (the second backend) is absent"),
+    ),
+]
+
+# tang.nn spelling → the tang.tensor op it is, with its constants, and the operands' shapes
+# (broadcast against each other) and a range of values inside the op's domain
+CASES = {
+    "a + b": (lambda a, b: a + b, ir.add, (), [(3, 1), (1, 4)], (-2.0, 2.0)),
+    "a - b": (lambda a, b: a - b, ir.sub, (), [(3, 4), (4,)], (-2.0, 2.0)),
+    "a * b": (lambda a, b: a * b, ir.mul, (), [(2, 3), (2, 3)], (-2.0, 2.0)),
+    "a / b": (lambda a, b: a / b, ir.div, (), [(2, 3), (3,)], (0.5, 2.0)),
+    "a * 2.5": (lambda a: a * 2.5, ir.mul, (2.5,), [(5,)], (-2.0, 2.0)),
+    "-a": (lambda a: -a, ir.neg, (), [(5,)], (-2.0, 2.0)),
+    "a ** 3": (lambda a: a**3, ir.power, (3.0,), [(5,)], (-2.0, 2.0)),
+    "a ** 1.5": (lambda a: a**1.5, ir.power, (1.5,), [(5,)], (0.1, 2.0)),
+    "exp": (lambda a: a.exp(), ir.exp, (), [(2, 3)], (-3.0, 3.0)),
+    "log": (lambda a: a.log(), ir.log, (), [(2, 3)], (0.1, 3.0)),
+    "sqrt": (lambda a: a.sqrt(), ir.sqrt, (), [(2, 3)], (0.1, 3.0)),
+    "tanh": (lambda a: a.tanh(), ir.tanh, (), [(2, 3)], (-3.0, 3.0)),
+    "sigmoid": (lambda a: a.sigmoid(), ir.sigmoid, (), [(2, 3)], (-3.0, 3.0)),
+    "relu": (lambda a: a.relu(), ir.relu, (), [(2, 3)], (-3.0, 3.0)),
+    "abs": (lambda a: a.abs(), ir.abs, (), [(2, 3)], (-3.0, 3.0)),
+}
+
+
+def _values(shape: tuple[int, ...], low: float, high: float, rng: random.Random) -> list:
+    """Nested lists of ``shape``, away from 0 (where relu and abs have a corner)."""
+    if not shape:
+        return rng.choice((-1, 1)) * rng.uniform(0.1, 1.0) if low < 0 else rng.uniform(low, high)
+    if len(shape) == 1:
+        out = [rng.uniform(low, high) for _ in range(shape[0])]
+        return [v if abs(v) > 0.05 else 0.3 for v in out]
+    return [_values(shape[1:], low, high, rng) for _ in range(shape[0])]
+
+
+def _flat(x) -> list[float]:
+    if isinstance(x, list):
+        return [v for item in x for v in _flat(item)]
+    return [float(x)]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_each_element_wise_op_is_the_ir_op_and_its_derived_gradient(case, backend):
+    spell, ir_op, constants, shapes, (low, high) = CASES[case]
+    rng = random.Random(case)
+    data = [_values(s, low, high, rng) for s in shapes]
+    xs = [nn.Tensor(d, requires_grad=True, backend=backend) for d in data]
+    y = spell(*xs)
+    seed = _values(y.shape, -1.0, 1.0, rng)
+    (y * nn.Tensor(seed, backend=backend)).sum().backward()
+
+    names = [f"x{k}" for k in range(len(shapes))]
+    inputs = [ir.input(n, s) for n, s in zip(names, shapes)]
+    derived = ir.grad(ir.graph(y=ir_op(*inputs, *constants)), "y")
+    want = ir.evaluate(derived, {**dict(zip(names, data)), "d_y": seed}, backend="python")
+
+    assert _flat(y.tolist()) == pytest.approx(_flat(want["y"]), rel=1e-12, abs=1e-12)
+    for n, x in zip(names, xs):
+        assert _flat(x.grad.tolist()) == pytest.approx(_flat(want[f"d_{n}"]), rel=1e-12, abs=1e-12)
+
+
+def test_no_element_wise_op_of_tang_nn_writes_a_derivative():
+    """The op classes of tang.nn.ops that still write a backward are the products,
+    reductions and moves (issue 23 moves them onto the IR too); none is element-wise, and
+    the one element-wise class, Map, derives every slope from the IR."""
+    written = {
+        name
+        for name, cls in vars(ops).items()
+        if inspect.isclass(cls)
+        and issubclass(cls, ops.Op)
+        and cls is not ops.Op
+        and "backward" in vars(cls)
+    }
+    assert written == {
+        "MatMul", "Linear", "HotLinear", "Sum", "Max", "LogSoftmax",
+        "Reshape", "Transpose", "BroadcastTo", "Gather", "Concat",
+    }  # fmt: skip
+    x = nn.Tensor([0.5, -1.0], requires_grad=True)
+    for spell, *_ in CASES.values():
+        if spell.__code__.co_argcount == 1:
+            assert isinstance(spell(x)._op, maps.Map)
+
+
+def test_a_slope_reads_the_forward_value_instead_of_recomputing_it():
+    assert maps.rule("tanh", (), 1).slopes[0].names == ("y", "g")  # (1 − y²)·g
+    assert maps.rule("exp", (), 1).slopes[0].names == ("y", "g")  # y·g
+    add = maps.rule("add", (), 2)
+    assert [s.is_leaf for s in add.slopes] == [True, True]  # g passes on unchanged
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_sigmoid_and_its_derived_slope_stay_finite_at_saturation(backend):
+    """σ(a) = where(a < 0, e, 1)/(1 + e) with e = exp(−|a|): no step overflows, so the slope
+    the IR derives is σ(1 − σ) to the last bit of range, where 1/(1 + exp(−a)) gave nan."""
+    points = [-1000.0, -710.0, -50.0, 0.0, 50.0, 1000.0]
+    x = nn.Tensor(points, requires_grad=True, backend=backend)
+    y = x.sigmoid()
+    y.sum().backward()
+
+    def slope(a: float) -> float:
+        e = math.exp(-abs(a))
+        return e / (1.0 + e) ** 2
+
+    assert y.tolist() == pytest.approx(
+        [1 / (1 + math.exp(-a)) if a > -700 else 0.0 for a in points]
+    )
+    assert x.grad.tolist() == pytest.approx([slope(a) for a in points], rel=1e-12, abs=0.0)
+    derived = ir.grad(ir.graph(y=ir.sigmoid(ir.input("a", (6,)))), "y")
+    want = ir.evaluate(derived, {"a": points, "d_y": [1.0] * 6}, backend="python")["d_a"]
+    assert want == pytest.approx([slope(a) for a in points], rel=1e-12, abs=0.0)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_element_wise_ops_give_ieee_values_without_raising_or_warning(backend):
+    x = nn.Tensor([0.0, 1.0, -1.0, 800.0], requires_grad=True, backend=backend)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # numpy's divide and overflow warnings included
+        y = (1.0 / x) + x.log() + x.exp()
+        y.sum().backward()
+    values = y.tolist()
+    assert values[0] == math.inf or math.isnan(values[0])  # 1/0 + log 0 = inf − inf
+    assert math.isnan(values[2])  # log −1
+    assert values[3] == math.inf  # exp 800 overflows
+    assert x.grad.tolist()[1] == pytest.approx(-1.0 + 1.0 + math.e)
