@@ -27,7 +27,7 @@ def native(native_device):
 
 
 def mlp(backend: str = "numpy") -> nn.Sequential:
-    """Every layer the compiled step defines: Linear, Tanh, ReLU, Sigmoid."""
+    """Every layer the compiled step defines: Linear, Tanh, ReLU, Sigmoid, SiLU."""
     return nn.Sequential(
         nn.Linear(6, 5, seed=1, backend=backend),
         nn.Tanh(),
@@ -35,7 +35,9 @@ def mlp(backend: str = "numpy") -> nn.Sequential:
         nn.ReLU(),
         nn.Linear(5, 4, seed=3, backend=backend),
         nn.Sigmoid(),
-        nn.Linear(4, 3, seed=4, backend=backend),
+        nn.Linear(4, 4, seed=4, backend=backend),
+        nn.SiLU(),
+        nn.Linear(4, 3, seed=6, backend=backend),
     )
 
 

@@ -42,6 +42,9 @@ CASES = {
     "sigmoid": (lambda a: a.sigmoid(), ir.sigmoid, (), [(2, 3)], (-3.0, 3.0)),
     "relu": (lambda a: a.relu(), ir.relu, (), [(2, 3)], (-3.0, 3.0)),
     "abs": (lambda a: a.abs(), ir.abs, (), [(2, 3)], (-3.0, 3.0)),
+    "silu": (nn.functional.silu, ir.silu, (), [(2, 3)], (-3.0, 3.0)),
+    "maximum": (lambda a, b: a.maximum(b), ir.maximum, (), [(2, 3), (3,)], (-2.0, 2.0)),
+    "minimum": (lambda a, b: a.minimum(b), ir.minimum, (), [(3, 1), (2, 1, 4)], (-2.0, 2.0)),
 }
 
 
@@ -99,9 +102,10 @@ def test_no_element_wise_op_of_tang_nn_writes_a_derivative():
         "Reshape", "Transpose", "BroadcastTo", "Gather", "Concat",
     }  # fmt: skip
     x = nn.Tensor([0.5, -1.0], requires_grad=True)
-    for spell, *_ in CASES.values():
-        if spell.__code__.co_argcount == 1:
-            assert isinstance(spell(x)._op, maps.Map)
+    for spell, _, _, shapes, _ in CASES.values():
+        assert isinstance(spell(*[x] * len(shapes))._op, maps.Map)
+    for layer in (nn.Tanh(), nn.ReLU(), nn.Sigmoid(), nn.SiLU()):
+        assert isinstance(layer(x)._op, maps.Map)
 
 
 def test_a_slope_reads_the_forward_value_instead_of_recomputing_it():

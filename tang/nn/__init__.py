@@ -11,7 +11,7 @@ from .backend import available_backends, get_backend, set_backend, use_backend
 from .compiled import CompiledTrainer, compile_training  # the step compiled from the tensor IR
 from .data import DataLoader
 from .functional import cross_entropy, linear, mse
-from .modules import Linear, Module, ReLU, Sequential, Sigmoid, Tanh
+from .modules import Elementwise, Linear, Module, ReLU, Sequential, Sigmoid, SiLU, Tanh
 from .optim import SGD, Adam, Optimizer
 from .safetensors import SafetensorsError, load, save
 from .tensor import (
@@ -35,6 +35,7 @@ __all__ = [
     "Adam",
     "CompiledTrainer",
     "DataLoader",
+    "Elementwise",
     "Linear",
     "Module",
     "Optimizer",
@@ -42,6 +43,7 @@ __all__ = [
     "ReLU",
     "SafetensorsError",
     "Sequential",
+    "SiLU",
     "Sigmoid",
     "Step",
     "Tanh",

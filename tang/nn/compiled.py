@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import functional as F
 from .data import DataLoader
-from .modules import Linear, Module, ReLU, Sequential, Sigmoid, Tanh
+from .modules import Elementwise, Linear, Module, Sequential
 from .optim import Adam, Optimizer
 from .tensor import Tensor as EagerTensor
 
@@ -62,22 +62,18 @@ def _linear(module: Linear, x: Tensor, params: Mapping[str, Tensor]) -> Tensor:
     return y if module.bias is None else y + params["bias"]
 
 
-def _elementwise(fn_name: str) -> Callable[[Module, Tensor, Mapping[str, Tensor]], Tensor]:
-    def layer(module: Module, x: Tensor, params: Mapping[str, Tensor]) -> Tensor:
-        from .. import tensor
+def _elementwise(module: Elementwise, x: Tensor, params: Mapping[str, Tensor]) -> Tensor:
+    """The module's tensor IR op, element by element: the op its eager forward runs."""
+    from .. import tensor
 
-        return getattr(tensor, fn_name)(x)
-
-    layer.__doc__ = f"{fn_name}, element by element."
-    return layer
+    return getattr(tensor, module.op)(x)
 
 
-# module type → (module, its input, its parameters by local name) → its output
+# module type → (module, its input, its parameters by local name) → its output; every
+# Elementwise subclass (Tanh, ReLU, Sigmoid, SiLU…) is _elementwise
 LAYERS: dict[type, Callable[[Any, Tensor, Mapping[str, Tensor]], Tensor]] = {
     Linear: _linear,
-    Tanh: _elementwise("tanh"),
-    ReLU: _elementwise("relu"),
-    Sigmoid: _elementwise("sigmoid"),
+    Elementwise: _elementwise,
 }
 
 
@@ -117,7 +113,7 @@ def forward(model: Module, x: Tensor, names: Mapping[int, str]) -> Tensor:
         for child in model:
             x = forward(child, x, names)
         return x
-    layer = LAYERS.get(type(model))
+    layer = LAYERS.get(Elementwise if isinstance(model, Elementwise) else type(model))
     if layer is None:
         known = ", ".join(sorted(t.__name__ for t in (*LAYERS, Sequential)))
         raise TypeError(f"no comprehension definition for {type(model).__name__} (known: {known})")

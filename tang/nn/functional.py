@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import ops
+from .maps import Map
 from .tensor import Tensor, _as_tensor, _int_grid, apply
 
 
@@ -27,8 +28,19 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     return out if x.ndim == 2 else out.reshape(*lead, weight.shape[0])
 
 
+def elementwise(op: str, *xs: Tensor) -> Tensor:
+    """``tang.tensor.<op>`` (an element-wise op of the tensor IR) over ``xs``, broadcast;
+    its gradient derived by ``tang.tensor.grad`` (:mod:`tang.nn.maps`)."""
+    return apply(Map(op), *xs)
+
+
 def tanh(x: Tensor) -> Tensor:
     return x.tanh()
+
+
+def silu(x: Tensor) -> Tensor:
+    """x·σ(x) (swish)."""
+    return apply(Map("silu"), x)
 
 
 def relu(x: Tensor) -> Tensor:

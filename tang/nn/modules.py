@@ -186,28 +186,36 @@ def _param(B: Backend, flat: list[float], shape: tuple[int, ...]) -> Parameter:
     return _wrap(B, B.from_flat(flat, shape), True, Parameter)
 
 
-class Tanh(Module):
+class Elementwise(Module):
+    """A layer that applies the tensor IR's element-wise op ``op`` (a ``tang.tensor``
+    function) to every element: eager through :mod:`tang.nn.maps`, compiled as that op's
+    comprehension; its gradient derived either way. A new one is a subclass naming ``op``."""
+
+    op = ""
+
     def forward(self, x: Tensor) -> Tensor:
-        return x.tanh()
+        return F.elementwise(self.op, x)
 
     def __repr__(self) -> str:
-        return "Tanh()"
+        return f"{type(self).__name__}()"
 
 
-class ReLU(Module):
-    def forward(self, x: Tensor) -> Tensor:
-        return x.relu()
-
-    def __repr__(self) -> str:
-        return "ReLU()"
+class Tanh(Elementwise):
+    op = "tanh"
 
 
-class Sigmoid(Module):
-    def forward(self, x: Tensor) -> Tensor:
-        return x.sigmoid()
+class ReLU(Elementwise):
+    op = "relu"
 
-    def __repr__(self) -> str:
-        return "Sigmoid()"
+
+class Sigmoid(Elementwise):
+    op = "sigmoid"
+
+
+class SiLU(Elementwise):
+    """x·σ(x) (also called swish), the gate of SwiGLU."""
+
+    op = "silu"
 
 
 class Sequential(Module):

@@ -336,6 +336,14 @@ class Tensor:
     def abs(self) -> Tensor:
         return apply(Map("abs"), self)
 
+    def maximum(self, other: Any) -> Tensor:
+        """The larger of each pair, broadcast (a tie's gradient goes to ``self``)."""
+        return apply(Map("maximum"), self, _as_tensor(other, self.backend))
+
+    def minimum(self, other: Any) -> Tensor:
+        """The smaller of each pair, broadcast (a tie's gradient goes to ``self``)."""
+        return apply(Map("minimum"), self, _as_tensor(other, self.backend))
+
     # -- reductions --------------------------------------------------------------------------
     def sum(self, dim: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
         return apply(ops.Sum(self._dims(dim), keepdim), self)
