@@ -111,8 +111,9 @@ def test_the_card_on_wgpu_runs_n_1024_d_64(native) -> None:
     assert first["on_gpu"] is True and first["device"]["kind"] == "native"
     assert (first["n"], first["d"]) == (1024, 64) and first["notes"] == []
     out = chunks[-1]
-    check_figures(out)
-    assert out["ratio"] > 1.0  # one kernel writing n·d beats eight writing n² (~3.7x here)
+    check_figures(out)  # one kernel writing n·d against eight writing n²: which is faster
+    # depends on the machine (8 query rows give the one kernel little to run in parallel on
+    # a many-threaded lavapipe), so the time ratio is benchmarks/tensor.py's figure, not a test
 
 
 def test_the_wgsl_reads_inf_at_run_time_with_the_same_bits() -> None:
