@@ -174,6 +174,34 @@ def test_the_adjoint_of_a_transposed_read_is_a_transposed_read() -> None:
     assert str(back).splitlines()[-2] == "d_x[i0:3, i1:4] = d_y[i1, i0] * 2"
 
 
+def test_no_gradient_flows_through_stop_gradient() -> None:
+    """d/dx [stop_gradient(x)·x] = x, not 2x; an input's mark is a copy fusion folds away,
+    and a computed tensor read both ways is computed twice, marked and not."""
+    x = T.input("x", (3,))
+    vals = {"x": np.array([1.0, -2.0, 3.0]), "d_y": np.ones(3)}
+    back = T.grad(T.graph(y=T.stop_gradient(x) * x))
+    np.testing.assert_array_equal(T.evaluate(back, vals)["d_x"], vals["x"])
+    assert len(T.fuse(T.graph(y=T.stop_gradient(x) * x))) == 1
+    e = T.exp(x)
+    back = T.grad(T.graph(y=e * T.stop_gradient(e)))  # d/dx = e·e (one side only)
+    np.testing.assert_allclose(T.evaluate(back, vals)["d_x"], np.exp(vals["x"]) ** 2)
+    assert "stop_gradient(exp(x[i0]))" in str(back)
+
+
+def test_softmax_backward_has_no_max_path() -> None:
+    """The max of softmax and log-softmax is marked: the derived backward reads it only as
+    a value (no sum for its adjoint, no tie indicator), and still matches the reference."""
+    x = T.input("x", (4, 5))
+    for op in (T.softmax, T.log_softmax):
+        back = T.grad(T.graph(y=op(x)))
+        text = str(back)
+        assert "==" not in text and "stop_gradient(max(r0:5) x[i0, r0])" in text, text
+        rng = np.random.default_rng(3)
+        vals = {"x": rng.normal(size=(4, 5)) * 3.0, "d_y": rng.normal(size=(4, 5))}
+        want = _central_differences(T.graph(y=op(x)), vals, vals["d_y"], "x")
+        np.testing.assert_allclose(T.evaluate(back, vals)["d_x"], want, rtol=1e-6, atol=1e-8)
+
+
 def test_grad_refuses_fused_graphs_and_bad_names() -> None:
     x = T.input("x", (3, 4))
     fused = T.fuse(T.graph(y=T.sum(T.exp(x), 1) * 2.0))

@@ -27,7 +27,7 @@ from .comprehension import (
     prune,
 )
 from .evaluate import evaluate, reduction_trace
-from .frontend import Tensor, as_tensor, comprehend, graph, input
+from .frontend import Tensor, as_tensor, comprehend, graph, input, stop_gradient
 from .ops import (
     abs,
     add,
@@ -136,6 +136,7 @@ __all__ = [
     "softmax",
     "sqrt",
     "stabilize_softmax",
+    "stop_gradient",
     "sub",
     "sum",
     "swiglu",

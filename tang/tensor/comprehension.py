@@ -198,6 +198,8 @@ class Comprehension:
     epilogue: Node | None = None
     shapes: Mapping[str, tuple[int, ...]] = field(default_factory=dict)  # source shapes
     origin: str = ""  # "file:line" of the code that defined it (what a pass's error names)
+    # a constant to tang.tensor.grad: no gradient flows through it (stop_gradient)
+    stop_gradient: bool = False
 
     @property
     def domain(self) -> tuple[tuple[str, int], ...]:
@@ -393,6 +395,7 @@ def rename(comp: Comprehension, name: str, sources: Mapping[str, str]) -> Compre
         epilogue,
         dict(reads.shapes),
         comp.origin,
+        comp.stop_gradient,
     )
 
 

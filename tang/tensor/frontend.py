@@ -9,6 +9,7 @@ over the operands' elements (graph nodes). Every op in ``tang.tensor.ops`` is wr
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 import os
@@ -268,6 +269,18 @@ def comprehend(
         _origin(),
     ).validate()
     return Tensor(comp, View.contiguous(comp.shape), tuple(t for t, _ in operands))
+
+
+def stop_gradient(x: Tensor) -> Tensor:
+    """``x``'s values, a constant to ``tang.tensor.grad`` (JAX's ``stop_gradient``, PyTorch's
+    ``detach``). What a shift for stability needs (a softmax's max: the gradient does not
+    depend on it). The comprehension that makes ``x`` is emitted again under a fresh name,
+    marked, so no copy is made; where ``x`` is also read unmarked, both are computed. An
+    input is copied first (an element-wise map, which fusion folds away)."""
+    if not isinstance(x.buffer, Comprehension):
+        x = x.materialize()
+    marked = dataclasses.replace(x.buffer, name=f"%{next(_serial)}", stop_gradient=True)
+    return Tensor(marked, x.view, x.parents)
 
 
 _FRONT = (os.path.join("tang", "tensor", ""), os.path.join("tang", "expr", ""))

@@ -14,7 +14,7 @@ from ..expr import graph as g
 from ..expr.graph import Node
 from ..expr.ops import LN2, LOG2E
 from .comprehension import MAX, MIN, PROD, SUM, Monoid, TensorIRError
-from .frontend import OPERATORS, Tensor, _letters, as_tensor, comprehend
+from .frontend import OPERATORS, Tensor, _letters, as_tensor, comprehend, stop_gradient
 from .view import View
 
 Operand = Tensor | float | int
@@ -285,12 +285,15 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
 
 
 def softmax(x: Tensor, axis: int = -1) -> Tensor:
-    e = exp(x - max(x, axis, keepdims=True))
+    """exp(x − max) / Σ exp(x − max): the max is a shift for stability, a constant to the
+    gradient (which does not depend on it), so the derived backward has no max path."""
+    e = exp(x - stop_gradient(max(x, axis, keepdims=True)))
     return e / sum(e, axis, keepdims=True)
 
 
 def logsumexp(x: Tensor, axis: int = -1, keepdims: bool = False) -> Tensor:
-    m = max(x, axis, keepdims=True)
+    """log Σ exp(x − m) + m with m = max x, a constant to the gradient (as in softmax)."""
+    m = stop_gradient(max(x, axis, keepdims=True))
     out = log(sum(exp(x - m), axis, keepdims=True)) + m
     return (
         out

@@ -115,6 +115,8 @@ def format_comprehension(comp: Comprehension, indent: str = "") -> str:
         if comp.epilogue is not None:
             state = ", ".join(comp.monoid.state)  # type: ignore[union-attr]
             value += f"  then ({state}) ↦ {format_node(comp.epilogue)}"
+    if comp.stop_gradient:
+        value = f"stop_gradient({value})"
     lines = [f"{indent}{lhs} = {value}"]
     for read in comp.reads.values():
         if isinstance(read, Inline):

@@ -74,7 +74,7 @@ def grad(
     shapes |= {c.name: c.shape for c in graph.comprehensions}
     depends = set(wrt)
     for c in graph.comprehensions:
-        if c.sources() & depends:
+        if c.sources() & depends and not c.stop_gradient:
             depends.add(c.name)
     comps = list(graph.comprehensions)
     adjoints: dict[str, list[str]] = {output: [seed]}
