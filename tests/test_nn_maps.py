@@ -149,3 +149,18 @@ def test_element_wise_ops_give_ieee_values_without_raising_or_warning(backend):
     assert math.isnan(values[2])  # log −1
     assert values[3] == math.inf  # exp 800 overflows
     assert x.grad.tolist()[1] == pytest.approx(-1.0 + 1.0 + math.e)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_empty_and_zero_dimensional_tensors_map_and_read_out(backend):
+    """An axis of extent 0 anywhere (tolist keeps its empty rows) and 0-d operands that
+    broadcast; their gradients have their own shapes."""
+    for shape, nested in [((1, 0), [[]]), ((2, 0, 3), [[], []]), ((0, 2), [])]:
+        e = nn.zeros(*shape, requires_grad=True, backend=backend)
+        (e.tanh() * 2.0 + e).sum().backward()
+        assert e.tolist() == nested and e.grad.shape == shape
+    a = nn.Tensor(2.5, requires_grad=True, backend=backend)
+    b = nn.Tensor([1.0, -2.0], requires_grad=True, backend=backend)
+    (a * b + b / a - a).sum().backward()
+    assert a.grad.shape == () and a.grad.item() == pytest.approx(-1.0 + 1.0 / 6.25 - 2.0)
+    assert b.grad.tolist() == pytest.approx([2.5 + 0.4, 2.5 + 0.4])

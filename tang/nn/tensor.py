@@ -10,6 +10,7 @@ fine in Pyodide's small stack), and leaves ``.grad`` on every leaf tensor that
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -177,8 +178,10 @@ class Tensor:
         shape = self.shape
         if not shape:
             return flat[0]
-        for n in reversed(shape[1:]):
-            flat = [flat[i : i + n] for i in range(0, len(flat), n)]
+        for k in range(len(shape) - 1, 0, -1):  # group the innermost axis first
+            rows = math.prod(shape[:k])  # lists at this level (an axis of 0 elements too)
+            n = shape[k]
+            flat = [flat[i * n : (i + 1) * n] for i in range(rows)]
         return flat
 
     def flat(self) -> list[float]:
