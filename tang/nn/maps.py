@@ -129,9 +129,8 @@ def _python_function(node: Node, leaves: Sequence[str]) -> Callable[..., list[fl
             name, expr = text.split(" = ", 1)
             clauses.append(f" for {name} in ({expr},)")
     lists = [f"_l{k}" for k in range(len(params))]
-    each = params[0] if len(params) == 1 else ", ".join(params)
     over = lists[0] if len(lists) == 1 else f"zip({', '.join(lists)})"
-    comprehension = f"[{value} for {each} in {over}{''.join(clauses)}]"
+    comprehension = f"[{value} for {', '.join(params)} in {over}{''.join(clauses)}]"
     source = "\n".join(
         [*lines[:at], f"def f({', '.join(lists)}):", f"    return {comprehension}", ""]
     )

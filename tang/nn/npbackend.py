@@ -49,8 +49,8 @@ class NumpyBackend:
 
     # -- element-wise --------------------------------------------------------------------
     def map(self, scalar, arrays, shape: Shape):
-        """``scalar``'s body (tang.nn.maps) over whole arrays, broadcast to ``shape``: tang's
-        numpy interpreter of scalar graphs (IEEE: inf and nan, never a warning)."""
+        """``scalar``'s body (tang.nn.maps) over whole arrays, broadcast to ``shape``, as
+        straight-line numpy calls (IEEE: inf and nan, never a warning)."""
         with np.errstate(all="ignore"):
             out = scalar.numpy(*[arrays[k] for k in scalar.positions])
         # a body that is one of its leaves hands that array back: shared, as arrays are
@@ -68,12 +68,12 @@ class NumpyBackend:
 
     def sub(self, a, b):
         self._check(a, b)
-        with np.errstate(all="ignore"):  # IEEE, like the Python backend: inf and nan, no warning
+        with np.errstate(all="ignore"):
             return a - b
 
     def mul(self, a, b):
         self._check(a, b)
-        with np.errstate(all="ignore"):  # IEEE, like the Python backend: inf and nan, no warning
+        with np.errstate(all="ignore"):
             return a * b
 
     def exp(self, a):
