@@ -164,3 +164,13 @@ def test_empty_and_zero_dimensional_tensors_map_and_read_out(backend):
     (a * b + b / a - a).sum().backward()
     assert a.grad.shape == () and a.grad.item() == pytest.approx(-1.0 + 1.0 / 6.25 - 2.0)
     assert b.grad.tolist() == pytest.approx([2.5 + 0.4, 2.5 + 0.4])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_relu_follows_pytorch_at_zero_and_keeps_nan(backend):
+    """The IR's relu is where(a <= 0, 0, a): slope 0 at 0 (PyTorch's), nan in, nan out."""
+    x = nn.Tensor([math.nan, 0.0, -1.0, 2.0], requires_grad=True, backend=backend)
+    y = x.relu()
+    y.sum().backward()
+    assert math.isnan(y.tolist()[0]) and y.tolist()[1:] == [0.0, 0.0, 2.0]
+    assert x.grad.tolist()[1:] == [0.0, 0.0, 1.0]

@@ -105,7 +105,8 @@ def sigmoid(a: Tensor) -> Tensor:
 
 
 def relu(a: Tensor) -> Tensor:
-    return map_(lambda x: g.maximum(x, 0.0), a)
+    """max(a, 0) as where(a <= 0, 0, a): a slope of 0 at 0 (PyTorch's), and nan stays nan."""
+    return map_(lambda x: g.select(g.le(x, 0.0), 0.0, x), a)
 
 
 def silu(a: Tensor) -> Tensor:
