@@ -174,3 +174,16 @@ def test_relu_follows_pytorch_at_zero_and_keeps_nan(backend):
     y.sum().backward()
     assert math.isnan(y.tolist()[0]) and y.tolist()[1:] == [0.0, 0.0, 2.0]
     assert x.grad.tolist()[1:] == [0.0, 0.0, 1.0]
+
+
+def test_an_op_that_is_not_an_element_wise_op_of_the_ir_is_a_clear_error():
+    """The op name is looked up in tang.tensor's op table (never anything else of the
+    module), and one that is not element-wise is refused by name."""
+    x = nn.Tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(ValueError, match=r"'nope' is not an op of tang\.tensor"):
+        nn.functional.elementwise("nope", x)
+    with pytest.raises(ValueError, match=r"'input' is not an op of tang\.tensor"):
+        nn.functional.elementwise("input", x)
+    for op in ("sum", "matmul", "softmax"):
+        with pytest.raises(ValueError, match=rf"tang\.tensor\.{op} .* is not an element-wise op"):
+            nn.functional.elementwise(op, x)

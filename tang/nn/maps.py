@@ -79,17 +79,27 @@ def rule(op: str, constants: tuple[float, ...], arity: int) -> Rule:
     imported here, on the first op, not with ``tang.nn`` (the page starts sooner)."""
     from .. import tensor
     from ..tensor import Load, TensorIRError
+    from ..tensor.ops import OPS
 
-    fn = getattr(tensor, op)
+    fn = OPS.get(op)
+    if fn is None:
+        raise ValueError(f"{op!r} is not an op of tang.tensor (choose from {', '.join(OPS)})")
+    not_elementwise = ValueError(
+        f"tang.tensor.{op} with {arity} operand(s) and constants {constants} is not an "
+        "element-wise op"
+    )
     operands = tuple(f"a{k}" for k in range(arity))
     inputs = [tensor.input(n, (1,)) for n in operands]
-    derived = tensor.grad(tensor.graph(**{VALUE: fn(*inputs, *constants)}), VALUE)
+    try:
+        derived = tensor.grad(tensor.graph(**{VALUE: fn(*inputs, *constants)}), VALUE)
+    except (TypeError, TensorIRError) as exc:
+        raise not_elementwise from exc
     leaf_of = {f"d_{VALUE}": SEED, VALUE: VALUE, **{n: n for n in operands}}
     bodies: dict[str, Node] = {}
     for comp in derived.comprehensions:
         reads = comp.reads.values()
         if comp.reduce or not all(isinstance(r, Load) and r.source in leaf_of for r in reads):
-            raise TensorIRError(f"tang.tensor.{op} is not an element-wise op of its operands")
+            raise not_elementwise
         leaves = {k: var(leaf_of[r.source]) for k, r in comp.reads.items()}  # type: ignore[union-attr]
         swap = {id(n): leaves[n.name] for n in topo_order(comp.body) if n.name in leaves}
         bodies[comp.name] = replace_nodes(comp.body, swap)[0]
