@@ -187,3 +187,55 @@ def test_an_op_that_is_not_an_element_wise_op_of_the_ir_is_a_clear_error():
     for op in ("sum", "matmul", "softmax"):
         with pytest.raises(ValueError, match=rf"tang\.tensor\.{op} .* is not an element-wise op"):
             nn.functional.elementwise(op, x)
+
+
+def test_a_body_runs_on_math_and_falls_back_to_ieee_where_math_raises():
+    """The printed comprehension calls ``math`` (no wrapper per element); where it raises,
+    the IEEE spelling gives inf and nan instead, the same bits elsewhere."""
+    log = maps.rule("log", (), 1).value.python
+    assert log([1.0, math.e]) == [0.0, 1.0]
+    got = log([1.0, 0.0, -1.0])
+    assert got[:2] == [0.0, -math.inf] and math.isnan(got[2])
+    recip = maps.rule("div", (), 2).value.python
+    assert recip([1.0, 1.0], [4.0, 0.0]) == [0.25, math.inf]
+
+
+def test_work_on_the_per_call_numbers_is_done_once_before_the_comprehension():
+    from tang import scalar
+    from tang.expr import graph
+
+    body = maps.scalar_of(lambda a, n: a * scalar.sqrt(n + 1.0), 1, 1)
+    hoisted, lifted = maps._hoist(body.node, body.numbers)
+    assert [str(n.op) for _, n in lifted] == ["sqrt"]  # √(n + 1) is not redone per element
+    assert {n.name for n in graph.topo_order([hoisted]) if n.op == "var"} == {"a0", "h0"}
+    assert body.python([1.0, 2.0], 3.0) == [2.0, 4.0]
+    assert body.python([1.0], -2.0) != body.python([1.0], -2.0)  # nan: √−1, by the fallback
+
+
+@pytest.mark.skipif(not HAVE_NUMPY, reason="numpy (the second backend) is absent")
+def test_numpy_bodies_reuse_dead_temporaries_and_subtract_without_a_negation():
+    """``numpy_function`` writes a temporary over once nothing reads it (same-shaped
+    arrays only) and spells a + (−b) as a − b: the bits stay those of the node-by-node
+    interpreter (``numpy_values``), the values those of graph.evaluate."""
+    import numpy as np
+
+    from tang.expr import graph as g
+    from tang.expr.vectorized import numpy_function, numpy_values
+
+    x, y, z = g.var("x"), g.var("y"), g.var("z")
+    rng = np.random.default_rng(1)
+    arrays = [rng.standard_normal(9) for _ in range(3)]
+    exprs = [
+        x - y, -x + y, (-x) + (-y), x - y - z, (x - y) * (x - z), -(x - y) + z * x,
+        x * y - g.sqrt(z * z) + (-y), -x, g.tanh(x * y + z) * (x - 1.0) / (z * z + 1.0),
+    ]  # fmt: skip
+    for e in exprs:
+        want = numpy_values(np, [e], dict(zip("xyz", arrays)), points=9)[0]
+        scalar = [g.evaluate([e], dict(zip("xyz", point)))[0] for point in zip(*arrays)]
+        np.testing.assert_allclose(want, scalar, rtol=1e-14, atol=1e-15)
+        for same in ((), ("x", "y", "z")):
+            got = numpy_function(np, e, ["x", "y", "z"], same_shape=same)(*arrays)
+            assert np.array_equal(got, want, equal_nan=True), (e, same)
+    before = [a.copy() for a in arrays]
+    numpy_function(np, g.exp(x) * y + z, ["x", "y", "z"], same_shape=("x", "y", "z"))(*arrays)
+    assert all(np.array_equal(a, b) for a, b in zip(arrays, before))  # inputs never written

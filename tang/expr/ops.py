@@ -21,6 +21,7 @@ select's condition).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -47,7 +48,9 @@ class Primitive:
     call: str | None = None  # its function name in tang's text (None: printed as an operator)
     library: bool = False  # a math-library function of the same name in every backend
     sympy: Callable[..., Any] | None = None  # (sympy module, *operands) -> sympy expression
-    numpy: Callable[..., Any] | None = None  # (numpy module, *operands) -> array
+    # numpy's function of that name called on the operands (a ufunc, mostly), or a
+    # (numpy module, *operands) -> array rule
+    numpy: str | Callable[..., Any] | None = None
     commutative: bool = False
     boolean: bool = False  # a comparison: its value is a bool, usable only as a condition
     # an integer op (bits, shifts, a remainder): defined on whole numbers, printed only in
@@ -61,6 +64,15 @@ class Primitive:
     @property
     def leaf(self) -> bool:
         return self.arity == 0
+
+    def numpy_rule(self, np: Any) -> Callable[..., Any]:
+        """This op over arrays of the module ``np``: its function itself (a ufunc takes
+        ``out=``), or the registry's rule with ``np`` bound."""
+        if isinstance(self.numpy, str):
+            return getattr(np, self.numpy)
+        if self.numpy is None:
+            raise ValueError(f"{self.name} has no numpy spelling")
+        return functools.partial(self.numpy, np)
 
 
 def _atan2_vjp(d: Any, g: Any, out: Any, y: Any, x: Any) -> tuple[Any, Any]:
@@ -126,7 +138,7 @@ _REGISTRY: tuple[Primitive, ...] = (
         "{0} + {1}",
         "da + db",
         sympy=lambda sp, a, b: a + b,
-        numpy=lambda np, a, b: np.add(a, b),
+        numpy="add",
         commutative=True,
     ),
     Primitive(
@@ -138,7 +150,7 @@ _REGISTRY: tuple[Primitive, ...] = (
         "{0} · {1}",
         "da·b + a·db",
         sympy=lambda sp, a, b: a * b,
-        numpy=lambda np, a, b: np.multiply(a, b),
+        numpy="multiply",
         commutative=True,
     ),
     Primitive(
@@ -150,7 +162,7 @@ _REGISTRY: tuple[Primitive, ...] = (
         "−{0}",
         "−da",
         sympy=lambda sp, a: -a,
-        numpy=lambda np, a: np.negative(a),
+        numpy="negative",
     ),
     Primitive(
         "recip",
@@ -162,7 +174,7 @@ _REGISTRY: tuple[Primitive, ...] = (
         "−da / a²",
         call="recip",
         sympy=lambda sp, a: 1 / a,
-        numpy=lambda np, a: np.divide(1.0, a),
+        numpy=lambda np, a: np.divide(1.0, a),  # (np.reciprocal is slower here)
         variable_time=True,
     ),
     Primitive(
@@ -176,7 +188,7 @@ _REGISTRY: tuple[Primitive, ...] = (
         call="sqrt",
         library=True,
         sympy=lambda sp, a: sp.sqrt(a),
-        numpy=lambda np, a: np.sqrt(a),
+        numpy="sqrt",
         variable_time=True,
     ),
     Primitive(
@@ -190,7 +202,7 @@ _REGISTRY: tuple[Primitive, ...] = (
         call="sin",
         library=True,
         sympy=lambda sp, a: sp.sin(a),
-        numpy=lambda np, a: np.sin(a),
+        numpy="sin",
         variable_time=True,
     ),
     Primitive(
@@ -204,7 +216,7 @@ _REGISTRY: tuple[Primitive, ...] = (
         call="cos",
         library=True,
         sympy=lambda sp, a: sp.cos(a),
-        numpy=lambda np, a: np.cos(a),
+        numpy="cos",
         variable_time=True,
     ),
     # exp and log are primitives, not exp2/log2 arithmetic: every backend has them, and
@@ -221,7 +233,7 @@ _REGISTRY: tuple[Primitive, ...] = (
         call="exp",
         library=True,
         sympy=lambda sp, a: sp.exp(a),
-        numpy=lambda np, a: np.exp(a),
+        numpy="exp",
         variable_time=True,
     ),
     Primitive(
@@ -235,7 +247,7 @@ _REGISTRY: tuple[Primitive, ...] = (
         call="log",
         library=True,
         sympy=lambda sp, a: sp.log(a),
-        numpy=lambda np, a: np.log(a),
+        numpy="log",
         variable_time=True,
     ),
     Primitive(
@@ -249,7 +261,7 @@ _REGISTRY: tuple[Primitive, ...] = (
         call="exp2",
         library=True,
         sympy=lambda sp, a: sp.Integer(2) ** a,
-        numpy=lambda np, a: np.exp2(a),
+        numpy="exp2",
         variable_time=True,
     ),
     Primitive(
@@ -263,7 +275,7 @@ _REGISTRY: tuple[Primitive, ...] = (
         call="log2",
         library=True,
         sympy=lambda sp, a: sp.log(a, 2),
-        numpy=lambda np, a: np.log2(a),
+        numpy="log2",
         variable_time=True,
     ),
     # tanh is a primitive, not exp2 arithmetic: every backend has it, its derivative is
@@ -279,7 +291,7 @@ _REGISTRY: tuple[Primitive, ...] = (
         call="tanh",
         library=True,
         sympy=lambda sp, a: sp.tanh(a),
-        numpy=lambda np, a: np.tanh(a),
+        numpy="tanh",
         variable_time=True,
     ),
     # floor: the largest whole number ≤ a; its derivative is 0 wherever it has one. Whole
@@ -296,7 +308,7 @@ _REGISTRY: tuple[Primitive, ...] = (
         call="floor",
         library=True,
         sympy=lambda sp, a: sp.floor(a),
-        numpy=lambda np, a: np.floor(a),
+        numpy="floor",
     ),
     Primitive(
         "atan2",
@@ -309,7 +321,7 @@ _REGISTRY: tuple[Primitive, ...] = (
         call="atan2",
         library=True,
         sympy=lambda sp, y, x: sp.atan2(y, x),
-        numpy=lambda np, y, x: np.arctan2(y, x),
+        numpy="arctan2",
         variable_time=True,
     ),
     Primitive(
@@ -322,7 +334,7 @@ _REGISTRY: tuple[Primitive, ...] = (
         "a comparison: no ε",
         sympy=lambda sp, a, b: _relation(sp, "Lt")(a, b),
         infix=" < ",
-        numpy=lambda np, a, b: np.less(a, b),
+        numpy="less",
         boolean=True,
     ),
     Primitive(
@@ -335,7 +347,7 @@ _REGISTRY: tuple[Primitive, ...] = (
         "a comparison: no ε",
         sympy=lambda sp, a, b: _relation(sp, "Le")(a, b),
         infix=" <= ",
-        numpy=lambda np, a, b: np.less_equal(a, b),
+        numpy="less_equal",
         boolean=True,
     ),
     Primitive(
@@ -348,7 +360,7 @@ _REGISTRY: tuple[Primitive, ...] = (
         "a comparison: no ε",
         sympy=lambda sp, a, b: _relation(sp, "Eq")(a, b),
         infix=" == ",
-        numpy=lambda np, a, b: np.equal(a, b),
+        numpy="equal",
         commutative=True,
         boolean=True,
     ),
@@ -362,7 +374,7 @@ _REGISTRY: tuple[Primitive, ...] = (
         "the ε of the branch taken",
         call="where",
         sympy=lambda sp, c, a, b: sp.Piecewise((a, c), (b, True)),
-        numpy=lambda np, c, a, b: np.where(c, a, b),
+        numpy="where",
     ),
     # integers (tang.crypto's arithmetic mod q): bits, shifts by a count 0 to 62 (a right
     # shift rounds down, as an arithmetic shift does), and the remainder of a division,

@@ -5,7 +5,8 @@ spelling (``tang.expr.ops``), IEEE like ``tang.ieee`` under ``np.errstate(all="i
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 from .graph import Node, topo_order
@@ -31,14 +32,31 @@ def numpy_values(
     return [values[o] for o in outputs]
 
 
-def numpy_function(np: Any, output: Node, names: Sequence[str]) -> Callable[..., Any]:
+def numpy_function(
+    np: Any, output: Node, names: Sequence[str], *, same_shape: Collection[str] = ()
+) -> Callable[..., Any]:
     """``output`` as a function of the arrays of ``names``, in that order: the graph walked
     once into straight-line code, one call of its registry rule per node (tang's own text),
-    so a caller that runs the same small body many times pays for the arithmetic only. Loop
-    nodes are not taken (``numpy_values`` runs those)."""
+    so a caller that runs the same small body many times pays for the arithmetic only.
+    ``same_shape`` names arrays the caller promises share one shape: a temporary computed
+    from them is overwritten (``out=``) once no later node reads it, so a long body makes
+    few fresh arrays. Loop nodes are not taken (``numpy_values`` runs those)."""
     order = topo_order([output])
     symbol: dict[Node, str] = {}
     scope: dict[str, Any] = {"np": np}
+    uses = Counter(a for node in order for a in node.args)
+    # a + (−b) is a − b, exactly: the negation read once by a sum is not made on its own
+    folded: set[Node] = set()
+    for node in order:
+        negated = [b for b in node.args if b.op == "neg" and uses[b] == 1]
+        if node.op == "add" and negated:
+            folded.add(negated[-1])  # one per sum: (−b) + (−c) is not b − c
+    reads = {  # what each node's line reads: a sum that subtracts reads the negated node
+        node: tuple(a.args[0] if a in folded else a for a in node.args) for node in order
+    }
+    last_use = {a: k for k, node in enumerate(order) if node not in folded for a in reads[node]}
+    full: set[Node] = set()  # nodes shaped like the same_shape arrays: reusable once dead
+    free: list[str] = []  # dead temporaries of that shape, to write into
     lines = []
     for k, node in enumerate(order):
         if node.op == "const":
@@ -48,13 +66,33 @@ def numpy_function(np: Any, output: Node, names: Sequence[str]) -> Callable[...,
             if node.name not in names:
                 raise _no_column(node.name)  # type: ignore[arg-type]
             symbol[node] = f"a{list(names).index(node.name)}"  # type: ignore[arg-type]
+            if node.name in same_shape:
+                full.add(node)
         elif node.op in ("loop", "loop_out"):
             raise ValueError("numpy_function takes no loop nodes: use numpy_values")
+        elif node in folded:
+            symbol[node] = symbol[node.args[0]]  # the sum that reads it subtracts instead
+            if node.args[0] in full:
+                full.add(node)
         else:
-            symbol[node] = f"v{k}"
-            scope[f"r{k}"] = OPS[node.op].numpy
-            operands = ", ".join(symbol[a] for a in node.args)
-            lines.append(f"    v{k} = r{k}(np, {operands})")
+            rule = OPS[node.op].numpy_rule(np)
+            args = reads[node]
+            if node.op == "add" and any(a in folded for a in node.args):
+                rule = np.subtract
+                if node.args[0] in folded:
+                    args = args[::-1]  # (−b) + a = a − b
+            scope[f"r{k}"] = rule
+            operands = ", ".join(symbol[a] for a in args)
+            into = ""
+            if any(a in full for a in node.args) and not OPS[node.op].boolean:
+                full.add(node)
+                if free and isinstance(rule, np.ufunc):
+                    into = f", out={free.pop()}"
+            symbol[node] = f"v{k}" if not into else into[len(", out=") :]
+            lines.append(f"    {symbol[node]} = r{k}({operands}{into})")
+            for a in dict.fromkeys(args):  # operands read for the last time
+                if last_use[a] == k and a in full and a.op != "var" and a is not output:
+                    free.append(symbol[a])
     params = ", ".join(f"a{i}" for i in range(len(names)))
     source = "\n".join([f"def run({params}):", *lines, f"    return {symbol[output]}", ""])
     exec(compile(source, "<tang numpy function>", "exec"), scope)
@@ -84,8 +122,8 @@ def _run(
             operands = [values[a] for a in node.args]
             values[node] = _loop(np, node, operands, points, dtype, missing)
         else:
-            rule = OPS[node.op].numpy  # each primitive's numpy spelling: the registry's
-            values[node] = rule(np, *(values[a] for a in node.args))  # type: ignore[misc]
+            rule = OPS[node.op].numpy_rule(np)  # each primitive's numpy spelling: the registry's
+            values[node] = rule(*(values[a] for a in node.args))
     return values
 
 

@@ -9,7 +9,7 @@ whole arrays, see :mod:`tang.nn.maps`; ``add sub mul`` with broadcasting, ``exp 
 reductions (``sum amax`` over dims, ``sum_to`` a broadcast source's shape, ``argmax_flat``),
 moves (``broadcast_to reshape transpose gather_flat scatter_add_flat``), products (``matmul``
 with transpose flags, ``linear``: x·wᵀ + b in one pass, ``hot_matmul`` (+ b) and its gradient
-for one-hot inputs) and the fused optimizer updates (``adam_update``, ``sgd_update``). Arrays
+for one-hot inputs). The optimizers' updates are ``map`` too (:mod:`tang.nn.optim`). Arrays
 expose ``.shape``.
 """
 

@@ -151,15 +151,13 @@ def loss_graph(
 def adam_update(
     shapes: Mapping[str, tuple[int, ...]], grads: Mapping[str, str], opt: Adam
 ) -> dict[str, Tensor]:
-    """Adam as element-wise comprehensions: for each parameter ``p`` with gradient
-    ``grads[p]``, the outputs ``next_p``, ``next_m_*``, ``next_v_*``. Inputs ``step_size``
-    (lr / (1 − β₁ᵗ)) and ``root2`` (√(1 − β₂ᵗ)) change per step; the rest stays."""
+    """Adam as element-wise comprehensions of the eager step's own rule (``opt.rule()``):
+    for each parameter ``p`` with gradient ``grads[p]``, the outputs ``next_p``,
+    ``next_m_*``, ``next_v_*``. Inputs ``step_size`` and ``root2`` (``AdamRule.numbers``)
+    change per step; the rest stays."""
     from .. import tensor
-    from ..expr.graph import sqrt
 
-    b1, b2 = opt.betas
-    c1, c2 = 1.0 - b1, 1.0 - b2
-    eps, decay = opt.eps, opt.weight_decay
+    rule = opt.rule()
     step_size = tensor.input("step_size", (1,))
     root2 = tensor.input("root2", (1,))
     outputs: dict[str, Tensor] = {}
@@ -168,19 +166,11 @@ def adam_update(
         grad = tensor.input(grads[p_name], shape)
         m = tensor.input("m_" + p_name[2:], shape)
         v = tensor.input("v_" + p_name[2:], shape)
-        if decay:
-            grad = tensor.map_(lambda gv, pv: gv + decay * pv, grad, p)
-        m2 = tensor.map_(lambda mv, gv: b1 * mv + c1 * gv, m, grad)
-        v2 = tensor.map_(lambda vv, gv: b2 * vv + c2 * gv * gv, v, grad)
-        p2 = tensor.map_(
-            lambda pv, mv, vv, s, r: pv - s * mv / (sqrt(vv) / r + eps),
-            p,
-            m2,
-            v2,
-            step_size,
-            root2,
-        )
-        outputs["next_" + p_name] = p2
+        if rule.decay:
+            grad = tensor.map_(rule.decayed, grad, p)
+        m2 = tensor.map_(rule.m, m, grad)
+        v2 = tensor.map_(rule.v, v, grad)
+        outputs["next_" + p_name] = tensor.map_(rule.p, p, m2, v2, step_size, root2)
         outputs["next_m_" + p_name[2:]] = m2
         outputs["next_v_" + p_name[2:]] = v2
     return outputs
@@ -485,9 +475,8 @@ class CompiledTrainer:
         inputs = self._inputs(batch)
         assert self._run is not None
         self.adam_steps += 1
-        b1, b2 = self.optimizer.betas
-        inputs["step_size"] = [self.optimizer.lr / (1.0 - b1**self.adam_steps)]
-        inputs["root2"] = [math.sqrt(1.0 - b2**self.adam_steps)]
+        step_size, root2 = self.optimizer.rule().numbers(self.optimizer.lr, self.adam_steps)
+        inputs["step_size"], inputs["root2"] = [step_size], [root2]
         self._run.step(inputs, self.state_names)
 
     def _parse(self, batch: Any) -> tuple[Any, list[float], tuple[int, ...], int]:

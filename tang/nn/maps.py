@@ -12,6 +12,7 @@ Broadcasting is the adjoint of a view: a slope is summed down to its operand's s
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -26,34 +27,42 @@ VALUE, SEED = "y", "g"  # the leaves a slope reads beside the operands a0, a1, �
 class Scalar:
     """One body (a scalar graph over named leaves) and its Python function, printed once.
     ``names`` are the leaves the body reads and ``positions`` where each sits among the
-    arrays a backend's ``map`` is handed (the operands, then ``y`` and ``g``)."""
+    arrays a backend's ``map`` is handed (the operands, then ``y`` and ``g``); ``numbers``
+    are leaves that hold one number per call (an optimizer's step size), passed as they are
+    after the arrays."""
 
-    __slots__ = ("_numpy", "_python", "names", "node", "positions")
+    __slots__ = ("_numpy", "_python", "names", "node", "numbers", "positions")
 
-    def __init__(self, node: Node, leaves: Sequence[str]) -> None:
+    def __init__(self, node: Node, leaves: Sequence[str], numbers: Sequence[str] = ()) -> None:
         read = {n.name for n in topo_order([node]) if n.op == "var"}
         self.node = node
         self.positions = tuple(k for k, name in enumerate(leaves) if name in read)
         self.names = tuple(leaves[k] for k in self.positions)
+        self.numbers = tuple(numbers)
         self._python: Callable[..., list[float]] | None = None
-        self._numpy: Callable[..., Any] | None = None
+        self._numpy: tuple[Callable[..., Any], Callable[..., Any]] | None = None
 
     @property
     def python(self) -> Callable[..., list[float]]:
-        """``f(*lists) -> list``: the body over whole lists of its leaves (IEEE)."""
+        """``f(*lists, *numbers) -> list``: the body over whole lists of its leaves (IEEE)."""
         if self._python is None:
-            self._python = _python_function(self.node, self.names)
+            self._python = _python_function(self.node, self.names, self.numbers)
         return self._python
 
-    @property
-    def numpy(self) -> Callable[..., Any]:
-        """``f(*arrays) -> array``: the body over numpy arrays, by tang's numpy rules (the
-        caller silences numpy's floating-point warnings: IEEE values, as in Python)."""
+    def numpy(self, same_shape: bool) -> Callable[..., Any]:
+        """``f(*arrays, *numbers) -> array``: the body over numpy arrays, by tang's numpy
+        rules (the caller silences numpy's floating-point warnings: IEEE values, as in
+        Python). ``same_shape``: the arrays share the output's shape, so temporaries are
+        written over once dead."""
         if self._numpy is None:
             import numpy
 
-            self._numpy = numpy_function(numpy, self.node, self.names)
-        return self._numpy
+            names = (*self.names, *self.numbers)
+            self._numpy = (
+                numpy_function(numpy, self.node, names),
+                numpy_function(numpy, self.node, names, same_shape=self.names),
+            )
+        return self._numpy[same_shape]
 
     @property
     def is_leaf(self) -> bool:
@@ -115,36 +124,137 @@ def rule(op: str, constants: tuple[float, ...], arity: int) -> Rule:
     return Rule(op, Scalar(value, operands), slopes)
 
 
-def _python_function(node: Node, leaves: Sequence[str]) -> Callable[..., list[float]]:
-    """``f(*lists) -> list``: ``node`` over whole lists of its leaves. tang's Python printer
-    spells the body for one element (``def f(a0, g): t0 = …; return …``); its lines become
-    the clauses of one list comprehension, so no Python call is made per element beyond
-    the math itself. Loaded from tang's own text, never a user's."""
-    from ..lower import schedule
+def scalar_of(fn: Callable[..., Any], arrays: int, numbers: int = 0) -> Scalar:
+    """``fn`` (plain arithmetic, written once for any number type) as a body over ``arrays``
+    arrays ``a0…`` and ``numbers`` per-call numbers ``n0…``: traced once by calling it on
+    graph leaves. Cached by ``fn``; a method of a frozen rule by the rule's value (Python
+    compares bound methods by the identity of their object)."""
+    owner = getattr(fn, "__self__", None)
+    key = (fn if owner is None else (owner, fn.__func__), arrays, numbers)  # type: ignore[attr-defined]
+    body = _SCALARS.get(key)
+    if body is None:
+        leaves = [f"a{k}" for k in range(arrays)]
+        extra = [f"n{k}" for k in range(numbers)]
+        body = _SCALARS[key] = Scalar(fn(*map(var, leaves + extra)), leaves, extra)
+    return body
+
+
+_SCALARS: dict[Any, Scalar] = {}
+
+
+def _python_function(
+    node: Node, leaves: Sequence[str], numbers: Sequence[str] = ()
+) -> Callable[..., list[float]]:
+    """``f(*lists, *numbers) -> list``: ``node`` over whole lists of its leaves, as one list
+    comprehension. It runs first with ``math``'s own functions and a plain ``1/x`` (the
+    same bits as tang.ieee's wherever they do not raise, and no Python call per element);
+    where one raises (an overflow, a log of 0), the IEEE spelling runs instead. Work that
+    reads only the per-call ``numbers`` is done once, before the comprehension."""
     from ..lower.python import Python
 
-    class OneValue(Python):  # the function returns its one value, not a list of them
-        fn_return = "return {exprs}"
+    body, hoisted = _hoist(node, numbers)
+    fast = _comprehension(_printer(Python, fast=True), body, leaves, numbers, hoisted)
+    safe = _comprehension(_printer(Python, fast=False), body, leaves, numbers, hoisted)
 
-    program = schedule([node], list(leaves))
-    lines = OneValue().render(program, shape="function", name="f").source.splitlines()
-    at = next(k for k, line in enumerate(lines) if line.startswith("def f("))
-    params = lines[at][len("def f(") : -len("):")].split(", ")
-    clauses, value = [], ""
-    for line in lines[at + 1 :]:
-        text = line.strip()
-        if text.startswith("return "):
-            value = text[len("return ") :]
-        elif text and not text.startswith("#"):
-            name, expr = text.split(" = ", 1)
-            clauses.append(f" for {name} in ({expr},)")
-    lists = [f"_l{k}" for k in range(len(params))]
+    def run(*args: Any) -> list[float]:
+        try:
+            return fast(*args)
+        except (ArithmeticError, ValueError):  # math raised where IEEE has inf or nan
+            return safe(*args)
+
+    return run
+
+
+_MATH = ("sqrt", "exp", "log", "log2", "sin", "cos")  # raise where tang.ieee's give inf/nan
+
+
+@functools.cache
+def _printer(python: type, fast: bool) -> Any:
+    """tang's Python printer, returning one value; ``fast`` spells ``_MATH`` as ``math``'s
+    functions and ``recip`` as ``1.0 / x``."""
+    from ..lower.base import C_OPS, call
+
+    class OneValue(python):  # type: ignore[misc,valid-type]
+        fn_return = "return {exprs}"
+        if fast:
+            ops = {**python.ops, "recip": C_OPS["recip"], **{f: call(f"_m{f}") for f in _MATH}}
+
+    return OneValue()
+
+
+def _hoist(node: Node, numbers: Sequence[str]) -> tuple[Node, list[tuple[str, Node]]]:
+    """``node`` with each largest subexpression that reads only ``numbers`` (and at least
+    one of them) replaced by a leaf ``h0``, ``h1``…: (the new body, [(leaf, subexpression)])."""
+    fixed: dict[int, bool] = {}  # id(node) → reads only numbers (and constants)
+    reads: dict[int, bool] = {}  # id(node) → reads a number
+    for n in topo_order([node]):
+        if n.op == "var":
+            fixed[id(n)] = reads[id(n)] = n.name in numbers
+        elif n.op == "const":
+            fixed[id(n)], reads[id(n)] = True, False
+        else:
+            fixed[id(n)] = all(fixed[id(a)] for a in n.args)
+            reads[id(n)] = any(reads[id(a)] for a in n.args)
+    hoist = {id(node)} if fixed[id(node)] else set()
+    for n in topo_order([node]):
+        if not fixed[id(n)]:
+            hoist.update(id(a) for a in n.args if fixed[id(a)])
+    chosen = [
+        n
+        for n in topo_order([node])
+        if id(n) in hoist and reads[id(n)] and n.op not in ("var", "const")
+    ]
+    if not chosen:
+        return node, []
+    swap = {id(n): var(f"h{k}") for k, n in enumerate(chosen)}
+    return replace_nodes([node], swap)[0], [(f"h{k}", n) for k, n in enumerate(chosen)]
+
+
+def _comprehension(
+    printer: Any,
+    body: Node,
+    leaves: Sequence[str],
+    numbers: Sequence[str],
+    hoisted: Sequence[tuple[str, Node]],
+) -> Callable[..., list[float]]:
+    """The printed ``f(*lists, *numbers)``: the hoisted values first (printed over the
+    numbers), then the body's lines as the clauses of one list comprehension over the
+    lists. Loaded from tang's own text, never a user's."""
+    from ..lower import schedule
+
+    def printed(nodes: list[Node], names: list[str]) -> tuple[list[str], list[str], list[str]]:
+        lines = printer.render(schedule(nodes, names), shape="function", name="f")
+        lines = lines.source.splitlines()
+        at = next(k for k, line in enumerate(lines) if line.startswith("def f("))
+        params = lines[at][len("def f(") : -len("):")].split(", ")
+        body = [t.strip() for t in lines[at + 1 :] if t.strip() and not t.strip().startswith("#")]
+        return lines[:at], params, body
+
+    header, params, lines = printed([body], [*leaves, *numbers, *(h for h, _ in hoisted)])
+    prologue: list[str] = []
+    if hoisted:
+        _, _, first = printed([n for _, n in hoisted], list(numbers))
+        names = ", ".join(h for h, _ in hoisted)
+        prologue = [*first[:-1], f"({names},) = ({first[-1][len('return ') :]},)"]
+    clauses = []
+    for text in lines[:-1]:
+        name, expr = text.split(" = ", 1)
+        clauses.append(f" for {name} in ({expr},)")
+    value = lines[-1][len("return ") :]
+    arrays = params[: len(leaves)]
+    lists = [f"_l{k}" for k in range(len(arrays))]
     over = lists[0] if len(lists) == 1 else f"zip({', '.join(lists)})"
-    comprehension = f"[{value} for {', '.join(params)} in {over}{''.join(clauses)}]"
+    comprehension = f"[{value} for {', '.join(arrays)} in {over}{''.join(clauses)}]"
     source = "\n".join(
-        [*lines[:at], f"def f({', '.join(lists)}):", f"    return {comprehension}", ""]
+        [
+            *header,
+            f"def f({', '.join(lists + list(numbers))}):",
+            *(f"    {line}" for line in prologue),
+            f"    return {comprehension}",
+            "",
+        ]
     )
-    namespace: dict[str, Any] = {}
+    namespace: dict[str, Any] = {f"_m{f}": getattr(math, f) for f in _MATH}
     exec(compile(source, "<tang.nn element-wise op>", "exec"), namespace)
     return namespace["f"]
 
@@ -182,4 +292,4 @@ def _broadcast(xs: Sequence[Any]) -> tuple[int, ...]:
     return shape
 
 
-__all__ = ["Map", "Rule", "Scalar", "rule"]
+__all__ = ["Map", "Rule", "Scalar", "rule", "scalar_of"]

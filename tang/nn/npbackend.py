@@ -48,13 +48,18 @@ class NumpyBackend:
         return a.copy()
 
     # -- element-wise --------------------------------------------------------------------
-    def map(self, scalar, arrays, shape: Shape):
-        """``scalar``'s body (tang.nn.maps) over whole arrays, broadcast to ``shape``, as
-        straight-line numpy calls (IEEE: inf and nan, never a warning)."""
+    def map(self, scalar, arrays, shape: Shape, numbers=()):
+        """``scalar``'s body (tang.nn.maps) over whole arrays, broadcast to ``shape``, and
+        its per-call ``numbers``, as straight-line numpy calls (IEEE: inf and nan, never a
+        warning)."""
+        operands = [arrays[k] for k in scalar.positions]
+        same = True
+        for a in operands:
+            same = same and a.shape == shape
         with np.errstate(all="ignore"):
-            out = scalar.numpy(*[arrays[k] for k in scalar.positions])
+            out = scalar.numpy(same)(*operands, *numbers)
         # a body that is one of its leaves hands that array back: shared, as arrays are
-        # never changed in place once made (the optimizer's own moments aside)
+        # never changed in place once made
         return out if out.shape == shape else np.array(np.broadcast_to(out, shape))
 
     def _check(self, a: np.ndarray, b: np.ndarray) -> None:
@@ -210,39 +215,6 @@ class NumpyBackend:
             return np.zeros((n_out, n_in))
         target = (np.arange(n_out, dtype=np.intp) * n_in)[None, :] + cols[:, None]
         return np.bincount(target.ravel(), weights.ravel(), n_out * n_in).reshape(n_out, n_in)
-
-    # -- optimizer updates ---------------------------------------------------------------
-    def adam_update(self, p, g, m, v, lr, betas, eps, step, weight_decay):
-        """The Python backend's arithmetic, element for element (so the same bits), with
-        ``m`` and ``v`` updated in place (the optimizer owns them and hands out copies) and
-        one scratch array: three fresh arrays per parameter instead of thirteen."""
-        b1, b2 = betas
-        c1, c2 = 1.0 - b1, 1.0 - b2
-        if weight_decay:
-            g = g + weight_decay * p
-        scratch = np.multiply(g, c1)
-        m *= b1
-        m += scratch  # b1·m + c1·g
-        np.multiply(g, c2, out=scratch)
-        scratch *= g
-        v *= b2
-        v += scratch  # b2·v + c2·g·g
-        step_size = lr / (1.0 - b1**step)
-        root2 = math.sqrt(1.0 - b2**step)
-        denom = np.sqrt(v)
-        denom /= root2
-        denom += eps
-        np.multiply(m, step_size, out=scratch)
-        scratch /= denom
-        return p - scratch, m, v
-
-    def sgd_update(self, p, g, buf, lr, momentum, weight_decay):
-        if weight_decay:
-            g = g + weight_decay * p
-        if momentum:
-            buf = g.copy() if buf is None else momentum * buf + g
-            return p - lr * buf, buf
-        return p - lr * g, None
 
 
 def _fold(a: np.ndarray, axis: int, ufunc) -> np.ndarray:

@@ -1,13 +1,80 @@
 """Optimizers: ``SGD`` (with momentum) and ``Adam``, PyTorch's names and defaults. Each
-update is one fused pass per parameter in the backend (one list comprehension in pure
-Python), and the whole state round-trips through ``state_dict`` for an exact resume."""
+update is written once, element by element, as plain arithmetic on any number type
+(:class:`AdamRule`, :class:`SGDRule`): the eager step runs it over whole arrays through the
+backend's ``map`` (one list comprehension per line in pure Python), the compiled step
+(:mod:`tang.nn.compiled`) as map comprehensions on the device. The whole state round-trips
+through ``state_dict`` for an exact resume."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+import math
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
+from .. import scalar
 from .tensor import Parameter, Tensor, _array_from, _wrap
+
+
+@dataclass(frozen=True)
+class AdamRule:
+    """Adam's update of one element (Kingma & Ba, PyTorch's order of operations).
+    ``step_size`` = lr / (1 − β₁ᵗ) and ``root2`` = √(1 − β₂ᵗ) change per step."""
+
+    b1: float
+    b2: float
+    eps: float
+    decay: float
+
+    def decayed(self, g: Any, p: Any) -> Any:
+        return g + self.decay * p
+
+    def m(self, m: Any, g: Any) -> Any:
+        return self.b1 * m + (1.0 - self.b1) * g
+
+    def v(self, v: Any, g: Any) -> Any:
+        return self.b2 * v + (1.0 - self.b2) * g * g
+
+    def p(self, p: Any, m: Any, v: Any, step_size: Any, root2: Any) -> Any:
+        return p - step_size * m / (scalar.sqrt(v) / root2 + self.eps)
+
+    def numbers(self, lr: float, step: int) -> tuple[float, float]:
+        """(step_size, root2) at ``step`` (from 1): the bias corrections."""
+        return lr / (1.0 - self.b1**step), math.sqrt(1.0 - self.b2**step)
+
+
+@dataclass(frozen=True)
+class SGDRule:
+    """SGD's update of one element: buf ← momentum·buf + g, p ← p − lr·buf (PyTorch's
+    SGD without dampening; the first step's buffer is g)."""
+
+    momentum: float
+    decay: float
+
+    def decayed(self, g: Any, p: Any) -> Any:
+        return g + self.decay * p
+
+    def buf(self, buf: Any, g: Any) -> Any:
+        return self.momentum * buf + g
+
+    def p(self, p: Any, g: Any, lr: Any) -> Any:
+        return p - lr * g
+
+
+def _apply(
+    p: Parameter, fn: Callable[..., Any], arrays: Sequence[Any], numbers: Sequence[float] = ()
+) -> Any:
+    """``fn``, element by element, over arrays shaped like ``p``: its backend's ``map`` of
+    the body traced from ``fn`` once (tang.nn.maps)."""
+    body = _BODIES.get((fn, len(numbers)))  # a rule's methods are equal when the rules are
+    if body is None:
+        from .maps import scalar_of
+
+        body = _BODIES[fn, len(numbers)] = scalar_of(fn, len(arrays), len(numbers))
+    return p.backend.map(body, arrays, p.shape, numbers)
+
+
+_BODIES: dict[Any, Any] = {}
 
 
 class Optimizer:
@@ -117,19 +184,20 @@ class SGD(Optimizer):
         self.momentum = float(hyper.get("momentum", self.momentum))
         self.weight_decay = float(hyper.get("weight_decay", self.weight_decay))
 
+    def rule(self) -> SGDRule:
+        """The update as it stands (hyperparameters may change between steps)."""
+        return SGDRule(self.momentum, self.weight_decay)
+
     def step(self) -> None:
+        rule = self.rule()
         for p, s in self._with_grad():
-            B = p.backend
-            p.data, buf = B.sgd_update(
-                p.data,
-                p.grad.data,
-                s.get("momentum_buffer"),
-                self.lr,
-                self.momentum,
-                self.weight_decay,
-            )
-            if buf is not None:
-                s["momentum_buffer"] = buf
+            g = p.grad.data
+            if rule.decay:
+                g = _apply(p, rule.decayed, (g, p.data))
+            if rule.momentum:
+                buf = s.get("momentum_buffer")
+                g = s["momentum_buffer"] = g if buf is None else _apply(p, rule.buf, (buf, g))
+            p.data = _apply(p, rule.p, (p.data, g), (self.lr,))
 
 
 class Adam(Optimizer):
@@ -163,20 +231,20 @@ class Adam(Optimizer):
         self.eps = float(hyper.get("eps", self.eps))
         self.weight_decay = float(hyper.get("weight_decay", self.weight_decay))
 
+    def rule(self) -> AdamRule:
+        """The update as it stands (hyperparameters may change between steps)."""
+        return AdamRule(*self.betas, self.eps, self.weight_decay)
+
     def step(self) -> None:
+        rule = self.rule()
         for p, s in self._with_grad():
             B = p.backend
-            if not s:  # two arrays: a backend may update them in place
+            if not s:
                 s.update(step=0, exp_avg=B.full(p.shape, 0.0), exp_avg_sq=B.full(p.shape, 0.0))
             s["step"] += 1
-            p.data, s["exp_avg"], s["exp_avg_sq"] = B.adam_update(
-                p.data,
-                p.grad.data,
-                s["exp_avg"],
-                s["exp_avg_sq"],
-                self.lr,
-                self.betas,
-                self.eps,
-                s["step"],
-                self.weight_decay,
-            )
+            g = p.grad.data
+            if rule.decay:
+                g = _apply(p, rule.decayed, (g, p.data))
+            m = s["exp_avg"] = _apply(p, rule.m, (s["exp_avg"], g))
+            v = s["exp_avg_sq"] = _apply(p, rule.v, (s["exp_avg_sq"], g))
+            p.data = _apply(p, rule.p, (p.data, m, v), rule.numbers(self.lr, s["step"]))

@@ -189,9 +189,11 @@ class PythonBackend:
         return PyArray(list(a.data), a.shape)
 
     # -- element-wise --------------------------------------------------------------------
-    def map(self, scalar: Any, arrays: Sequence[PyArray], shape: Shape) -> PyArray:
+    def map(
+        self, scalar: Any, arrays: Sequence[PyArray], shape: Shape, numbers: Sequence[float] = ()
+    ) -> PyArray:
         """``scalar``'s body (tang.nn.maps) element by element over the arrays it reads,
-        each broadcast to ``shape``."""
+        each broadcast to ``shape``, and its per-call ``numbers``."""
         flats = []
         for k in scalar.positions:
             a = arrays[k]
@@ -200,7 +202,7 @@ class PythonBackend:
             return PyArray(flats[0], shape)  # arrays are never changed once built
         if not flats:  # a body that reads nothing is a constant
             return PyArray([float(scalar.node.value)] * size_of(shape), shape)
-        return PyArray(scalar.python(*flats), shape)
+        return PyArray(scalar.python(*flats, *numbers), shape)
 
     def _binary(self, fn, a: PyArray, b: PyArray) -> PyArray:
         if a.shape == b.shape:
@@ -388,51 +390,3 @@ class PythonBackend:
         zero = [0.0] * n_out
         cols = [acc.get(k, zero) for k in range(n_in)]
         return PyArray(list(chain.from_iterable(zip(*cols))), (n_out, n_in))
-
-    # -- optimizer updates ---------------------------------------------------------------
-    def adam_update(
-        self,
-        p: PyArray,
-        g: PyArray,
-        m: PyArray,
-        v: PyArray,
-        lr: float,
-        betas: tuple[float, float],
-        eps: float,
-        step: int,
-        weight_decay: float,
-    ) -> tuple[PyArray, PyArray, PyArray]:
-        """One Adam step; the same arithmetic, in the same order, as the numpy backend."""
-        b1, b2 = betas
-        c1, c2 = 1.0 - b1, 1.0 - b2
-        gd = g.data
-        if weight_decay:
-            gd = [gv + weight_decay * pv for gv, pv in zip(gd, p.data)]
-        step_size = lr / (1.0 - b1**step)
-        root2 = math.sqrt(1.0 - b2**step)
-        sqrt = math.sqrt  # comprehensions (and map for the calls) beat chained maps here
-        md = [b1 * mv + c1 * gv for mv, gv in zip(m.data, gd)]
-        vd = [b2 * vv + c2 * gv * gv for vv, gv in zip(v.data, gd)]
-        pd = [
-            pv - step_size * mv / (r / root2 + eps) for pv, mv, r in zip(p.data, md, map(sqrt, vd))
-        ]
-        shape = p.shape
-        return PyArray(pd, shape), PyArray(md, shape), PyArray(vd, shape)
-
-    def sgd_update(
-        self,
-        p: PyArray,
-        g: PyArray,
-        buf: PyArray | None,
-        lr: float,
-        momentum: float,
-        weight_decay: float,
-    ) -> tuple[PyArray, PyArray | None]:
-        gd = g.data
-        if weight_decay:
-            gd = [gv + weight_decay * pv for gv, pv in zip(gd, p.data)]
-        if momentum:
-            bd = list(gd) if buf is None else [momentum * bv + gv for bv, gv in zip(buf.data, gd)]
-            pd = [pv - lr * bv for pv, bv in zip(p.data, bd)]
-            return PyArray(pd, p.shape), PyArray(bd, p.shape)
-        return PyArray([pv - lr * gv for pv, gv in zip(p.data, gd)], p.shape), None
