@@ -67,11 +67,11 @@ def train_compiled(device, epochs: int) -> tuple[float, list[float]]:
     (tang/nn/compiled.py) and resident on ``device``. Building the graph and its kernels
     is timed apart (a kernel already built for the device is reused)."""
     trainer, loader = poet.build_and_train(0, "numpy")
-    compiled = nn.compile_training(trainer.model, trainer.optimizer, nn.cross_entropy, device)
+    trainer.compile(device)
     watch = harness.Stopwatch()
-    compiled.build(loader.batch(0, 0))
+    trainer.compiled.build(loader.batch(0, 0))
     COMPILE_SECONDS.append(watch.lap())
-    losses = compiled.fit(loader, epochs)
+    losses = trainer.epochs(epochs).fit(loader)
     return watch.lap(), losses
 
 

@@ -51,8 +51,7 @@ class Session:
     backend: str
     steps: int = 0  # optimizer steps taken
     stopped: bool = False
-    device: str = "cpu"  # "gpu": the step compiled on the GPU (demos/poet_device.py)
-    compiled: Any = None  # nn.CompiledTrainer while on the GPU
+    device: str = "cpu"  # "gpu": the trainer's step compiled on the GPU (demos/poet_device.py)
     device_name: str = "cpu"  # the adapter training runs on
     device_error: str = ""  # why the last switch to the GPU did not happen
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)  # one call at a time uses it
@@ -138,7 +137,6 @@ async def poet_device_switch(session: str = "page", device: str = "cpu") -> dict
                 s.device_error = str(exc)
         else:
             await poet_device.to_eager(s)
-            s.compiled, s.device, s.device_name = None, "cpu", "cpu"
         return _status(s)
 
 
@@ -164,12 +162,10 @@ async def poet_train(
     s.trainer.epochs(max(int(epochs), s.trainer.epoch))
     start = time.perf_counter()
     async with s.lock:
-        if s.stopped or s.trainer.done:
-            batch_losses: list[float | None] = []
-        elif s.device == "gpu":  # only the chunk's last loss is read back from the GPU
-            batch_losses = await poet_device.train_chunk(s, budget, max_steps)
-        else:
-            batch_losses = _train_eager(s, budget, max_steps)
+        batch_losses: list[float | None] = []
+        if not (s.stopped or s.trainer.done):
+            steps = await s.trainer.run_async(s.loader, max_steps or 100_000, seconds=budget)
+            batch_losses = [step.loss for step in steps]
         s.steps += len(batch_losses)
         out = _status(s)
     out["batch_losses"] = [None if v is None else finite_or_none(v) for v in batch_losses]
@@ -177,21 +173,9 @@ async def poet_train(
     return out
 
 
-def _train_eager(s: Session, budget: float, max_steps: int | None) -> list[float | None]:
-    """Eager steps for about ``budget`` seconds (at least one, at most ``max_steps``)."""
-    batch_losses: list[float | None] = []
-    start = time.perf_counter()
-    while not s.trainer.done:
-        batch_losses.append(s.trainer.step(s.loader).loss)
-        if time.perf_counter() - start >= budget or len(batch_losses) == max_steps:
-            break
-    return batch_losses
-
-
 async def _on_cpu_copy(s: Session) -> None:
     """The eager model and optimizer brought up to date with the GPU's (when training there)."""
-    if s.device == "gpu":
-        await poet_device.to_eager(s)
+    await s.trainer.sync_async()
 
 
 @handler("poet.stop")
@@ -275,7 +259,7 @@ async def poet_import(session: str = "page", data: str = "") -> dict[str, Any]:
     async with s.lock:
         await _on_cpu_copy(s)  # the Adam moments as they stand
         load_weights(s.trainer, blob)
-        s.compiled = None  # on the GPU, the next chunk compiles again from the new weights
+        s.trainer.reload()  # on the GPU, the next chunk compiles again from the new weights
         out = _status(s)
     out["bytes"] = len(blob)
     return out

@@ -15,6 +15,7 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 import tang.nn as nn
 from demos.common import OneLineParser
@@ -50,9 +51,9 @@ __all__ = [
     "generate",
     "load_weights",
     "main",
+    "native_device",
     "one_hot_batch",
     "parameter_count",
-    "train_on_gpu",
     "windows",
 ]
 
@@ -83,24 +84,14 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def train_on_gpu(
-    trainer: nn.Trainer, loader: nn.DataLoader, epochs: int, quiet: bool = False
-) -> list[float]:
-    """``epochs`` of training with the step compiled from the tensor IR and resident on the
-    wgpu-py device (f32); the trained weights end up back in ``trainer.model``."""
+def native_device() -> Any:
+    """The wgpu-py GPU device for ``--device gpu``, or a RuntimeError saying why not."""
     import tang.gpu as gpu
 
     try:
-        device = gpu.device("native", fallback=False)
+        return gpu.device("native", fallback=False)
     except gpu.NoDeviceError as exc:
         raise RuntimeError(f"no wgpu-py GPU adapter here ({exc})") from None
-    compiled = nn.compile_training(trainer.model, trainer.optimizer, nn.cross_entropy, device)
-    for epoch in range(epochs):
-        loss = compiled.fit(loader, 1)[-1]
-        if not quiet:
-            print(f"epoch {epoch + 1:4d}  loss {loss:.4f}  ({device.name})", flush=True)
-    compiled.sync()
-    return list(compiled.losses)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -124,19 +115,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     for dropped_at, ch in seed.dropped:
         print(f"note: seed text character {ch!r} at {dropped_at} is not in the vocabulary: "
               "dropped", file=sys.stderr)  # fmt: skip
-    if args.device == "gpu":
+    where = ""
+    if args.device == "gpu":  # the whole step compiled from the tensor IR, f32 on the GPU
         try:
-            losses = train_on_gpu(trainer, loader, args.epochs, quiet=args.json)
-        except RuntimeError as exc:  # no wgpu-py adapter
+            device = native_device()
+        except RuntimeError as exc:
             p.exit(2, f"{p.prog}: error: --device gpu: {exc}\n")
-    else:
-        trainer.epochs(args.epochs)
-        losses = []
-        for step in trainer.steps(loader):
-            if step.epoch_loss is not None:
-                losses.append(step.epoch_loss)
-                if not args.json:
-                    print(f"epoch {step.epoch + 1:4d}  loss {step.epoch_loss:.4f}", flush=True)
+        trainer.compile(device)
+        where = f"  ({device.name})"
+    losses = []
+    for step in trainer.epochs(args.epochs).steps(loader):
+        if step.epoch_loss is not None:
+            losses.append(step.epoch_loss)
+            if not args.json:
+                print(f"epoch {step.epoch + 1:4d}  loss {step.epoch_loss:.4f}{where}", flush=True)
+    trainer.eager()  # the trained weights back in the model (a no-op when eager)
     text = generate(trainer.model, seed.text, args.temperature, args.sample_seed, args.length)
     if args.save:
         try:

@@ -144,17 +144,18 @@ def test_chunks_resume_exactly_and_fit_matches_the_eager_trainer() -> None:
     want = nn.Trainer(eager, nn.Adam(eager.parameters(), lr=0.05), nn.cross_entropy)
     want_losses = want.epochs(3).fit(small_loader())
     model = mlp()
-    trainer = nn.compile_training(
-        model, nn.Adam(model.parameters(), lr=0.05), nn.cross_entropy, "reference"
-    )
+    adam = nn.Adam(model.parameters(), lr=0.05)
+    trainer = nn.Trainer(model, adam, nn.cross_entropy, compiled="reference").epochs(3)
     loader = small_loader()
     got = []
     for chunk in (2, 2, 2, 2, 1):  # 3 epochs of 3 batches; chunks cross the epochs' ends
-        got += trainer.run(loader, chunk)
+        steps = trainer.run(loader, chunk)
+        assert [s.loss is None for s in steps] == [True] * (len(steps) - 1) + [False]
+        got += [s.epoch_loss for s in steps if s.epoch_loss is not None]
     assert trainer.losses == got
     assert got == pytest.approx(want_losses, rel=1e-12)
     for name, value in eager.state_dict().items():
-        np.testing.assert_allclose(trainer.state_dict()[name], value.numpy(), rtol=1e-10)
+        np.testing.assert_allclose(trainer.compiled.state_dict()[name], value.numpy(), rtol=1e-10)
 
 
 @pytest.mark.toolchain
@@ -165,15 +166,15 @@ def test_the_awaitable_spelling_runs_the_same_kernels(native) -> None:
     runs = []
     for spelling in ("sync", "async"):
         model = mlp()
-        trainer = nn.compile_training(
-            model, nn.Adam(model.parameters(), lr=0.05), nn.cross_entropy, native
-        )
+        adam = nn.Adam(model.parameters(), lr=0.05)
+        trainer = nn.Trainer(model, adam, nn.cross_entropy, compiled=native).epochs(2)
         if spelling == "sync":
-            losses = trainer.fit(small_loader(), 2)
+            losses = trainer.fit(small_loader())
             trainer.sync()
         else:
-            losses = asyncio.run(trainer.fit_async(small_loader(), 2))
-            assert asyncio.run(trainer.state_dict_async()) == trainer.state_dict()
+            losses = asyncio.run(trainer.fit_async(small_loader()))
+            step = trainer.compiled
+            assert asyncio.run(step.state_dict_async()) == step.state_dict()
             asyncio.run(trainer.sync_async())
         runs.append((losses, {k: v.numpy() for k, v in model.state_dict().items()}))
     (sync_losses, sync_state), (async_losses, async_state) = runs
@@ -280,9 +281,15 @@ def test_poet_five_epochs_compiled_on_lavapipe_give_the_eager_losses(native) -> 
     epochs = 5
     eager, _ = poet.build_and_train(epochs, "numpy")
     fresh, loader = poet.build_and_train(0, "numpy")
-    trainer = nn.compile_training(fresh.model, fresh.optimizer, nn.cross_entropy, device=native)
     seen: list[tuple[int, float]] = []
-    got = trainer.fit(loader, epochs, on_epoch=lambda e, loss: seen.append((e, loss)))
+    trainer = nn.Trainer(
+        fresh.model,
+        fresh.optimizer,
+        nn.cross_entropy,
+        on_epoch=lambda e, loss: seen.append((e, loss)),
+        compiled=native,
+    )
+    got = trainer.epochs(epochs).fit(loader)
     assert seen == list(enumerate(got))
     want = eager.losses
     assert len(got) == len(want) == epochs
@@ -307,3 +314,62 @@ def test_poet_command_line_trains_on_the_gpu_like_the_eager_path(native, capsys)
     assert compiled["losses"] == pytest.approx(eager["losses"], rel=1e-4)
     assert compiled["params"] == eager["params"]
     assert compiled["text"] == eager["text"]
+
+
+def test_one_trainer_switches_between_eager_and_compiled_mid_epoch_exactly() -> None:
+    """nn.Trainer is the one loop: eager, compiled (the f64 reference here) and back at any
+    step, mid-epoch included; parameters, Adam moments, step count and the running loss
+    move with each switch, so the losses are the all-eager run's."""
+    eager = mlp()
+    want = nn.Trainer(eager, nn.Adam(eager.parameters(), lr=0.05), nn.cross_entropy)
+    want_losses = want.epochs(4).fit(small_loader())
+    model = mlp()
+    trainer = nn.Trainer(model, nn.Adam(model.parameters(), lr=0.05), nn.cross_entropy)
+    trainer.epochs(4)
+    loader = small_loader()
+    switches = {2: "reference", 4: None, 5: "reference", 9: None}  # after these many steps
+    taken = 0
+    while not trainer.done:
+        if taken in switches:
+            device = switches[taken]
+            trainer.compile(device) if device else trainer.eager()
+            assert (trainer.compiled is None) == (device is None)
+        step = trainer.step(loader)
+        assert step.loss is not None  # step() reads its loss unless told not to
+        taken += 1
+    assert trainer.losses == pytest.approx(want_losses, rel=1e-12)
+    for name, value in eager.state_dict().items():
+        np.testing.assert_allclose(model.state_dict()[name].numpy(), value.numpy(), rtol=1e-10)
+
+
+def test_a_compiled_trainer_saves_and_resumes_like_an_eager_one() -> None:
+    """state_dict reads the compiled step's state back first; load_state_dict restarts the
+    compiled step from the loaded model, optimizer and running loss."""
+    model = mlp()
+    trainer = nn.Trainer(
+        model, nn.Adam(model.parameters(), lr=0.05), nn.cross_entropy, compiled="reference"
+    ).epochs(3)
+    loader = small_loader()
+    trainer.run(loader, 4)  # mid-way through the second epoch
+    saved = trainer.state_dict()
+    assert saved["position"] == 1 and saved["loss_sum"] > 0
+    after = trainer.fit(loader)
+    again = mlp()
+    resumed = nn.Trainer(
+        again, nn.Adam(again.parameters(), lr=0.05), nn.cross_entropy, compiled="reference"
+    )
+    resumed.load_state_dict(saved)
+    assert resumed.fit(loader) == pytest.approx(after, rel=1e-12)
+    eager_resume = nn.Trainer(mlp(), nn.Adam(mlp().parameters(), lr=0.05), nn.cross_entropy)
+    with pytest.raises(ValueError):  # the optimizer is not the model's: checked as before
+        eager_resume.load_state_dict({**saved, "optimizer": {"state": {}}})
+
+
+def test_a_chunk_stops_once_its_time_is_spent_after_at_least_one_step() -> None:
+    model = mlp()
+    trainer = nn.Trainer(model, nn.Adam(model.parameters(), lr=0.05), nn.cross_entropy)
+    loader = small_loader()
+    assert len(trainer.epochs(5).run(loader, 100, seconds=0.0)) == 1
+    trainer.compile("reference")
+    steps = trainer.run(loader, 100, seconds=0.0)
+    assert len(steps) == 1 and steps[0].loss is not None  # the chunk's last loss is read

@@ -8,7 +8,7 @@ without any dependency.
 
 from . import functional
 from .backend import available_backends, get_backend, set_backend, use_backend
-from .compiled import CompiledTrainer, compile_training  # the step compiled from the tensor IR
+from .compiled import CompiledStep, compile_training  # the step compiled from the tensor IR
 from .data import DataLoader
 from .functional import cross_entropy, linear, mse
 from .modules import Elementwise, Linear, Module, ReLU, Sequential, Sigmoid, SiLU, Tanh
@@ -33,7 +33,7 @@ from .trainer import Step, Trainer
 __all__ = [
     "SGD",
     "Adam",
-    "CompiledTrainer",
+    "CompiledStep",
     "DataLoader",
     "Elementwise",
     "Linear",

@@ -8,16 +8,16 @@ comprehensions over the gradients. The result is one graph, compiled once with
 ``tang.tensor.compile``. Its outputs ``next_*`` are the parameters and Adam moments after
 the step. Between steps their device buffers swap with the inputs ``p_*``, ``m_*`` and
 ``v_*``, so the model and the optimizer state stay on the device. Each step uploads only
-the batch (with its row count) and two Adam scalars. ``step`` reads back one number, the
-loss. ``fit`` and ``run`` read back nothing until an epoch ends: the loss is summed on the
-device (``next_loss_total``)::
+the batch (with its row count) and two Adam scalars, and reads back one number, the loss,
+only when asked: the loss is also summed on the device (``next_loss_total``), so a loop
+reads once per epoch. :class:`CompiledStep` is that step, batch by batch; the training
+loop is ``nn.Trainer``'s, which runs eager or compiled and switches between them mid-epoch::
 
-    trainer = nn.compile_training(model, nn.Adam(model.parameters(), lr=5e-3), nn.cross_entropy)
-    losses = trainer.fit(loader, epochs=5)      # per-epoch mean losses, like nn.Trainer.fit
-    model.load_state_dict(trainer.state_dict()) # the trained weights back in the eager model
+    trainer = nn.Trainer(model, nn.Adam(model.parameters(), lr=5e-3), nn.cross_entropy)
+    losses = trainer.compile("native").epochs(5).fit(loader)  # the same loop, compiled
+    trainer.eager()  # parameters, Adam moments and the running loss back in the model
 
-``run(loader, max_steps)`` trains in chunks that resume exactly. ``build_async``,
-``step_async``, ``run_async``, ``fit_async``, ``state_dict_async`` and ``sync_async`` are
+``build_async``, ``step_async``, ``read_async``, ``state_dict_async`` and ``sync_async`` are
 the awaitable spellings: in the page, WebGPU compiles and reads asynchronously.
 
 The batch size is fixed when the graph is built (from the first batch, or ``batch_size``).
@@ -41,7 +41,6 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from . import functional as F
-from .data import DataLoader
 from .modules import Elementwise, Linear, Module, Sequential
 from .optim import Adam, Optimizer
 from .tensor import Tensor as EagerTensor
@@ -336,12 +335,13 @@ def _shaped(flat: list[float], shape: tuple[int, ...]) -> Any:
         return _nest(flat, shape)
 
 
-class CompiledTrainer:
+class CompiledStep:
     """``model``'s training step compiled once and run on a device, the parameters and the
-    Adam state resident there between steps. ``step(batch)`` → the batch's loss;
-    ``fit(loader, epochs)`` → per-epoch mean losses; ``state_dict()`` → the parameters
-    (``model.load_state_dict`` takes it); ``sync()`` puts parameters and Adam state back
-    into the eager model and optimizer."""
+    Adam state resident there between steps. ``step(batch)`` → the batch's loss (read back
+    only when asked); ``state_dict()`` → the parameters (``model.load_state_dict`` takes
+    it); ``sync()`` puts parameters and Adam state back into the eager model and optimizer.
+    The graph is built at the first step (or ``build``), from the model and optimizer as
+    they are then; ``loss_total``, the epoch's summed loss so far, starts there too."""
 
     def __init__(
         self,
@@ -352,6 +352,7 @@ class CompiledTrainer:
         *,
         batch_size: int | None = None,
         fused: bool = False,
+        loss_total: float = 0.0,
     ) -> None:
         if not isinstance(optimizer, Adam):
             raise TypeError(
@@ -379,11 +380,8 @@ class CompiledTrainer:
         self.adam_steps = int(first.get("step", 0))
         self.graph: TensorGraph | None = None
         self._run: _DeviceState | _ReferenceState | None = None
-        self.losses: list[float] = []
         self.classes = 0  # the model's output width, known once the graph is built
-        self.position = 0  # batches done in the current epoch (fit / run)
-        self._count = 0  # samples done in the current epoch
-        self._start_total = 0.0  # the current epoch's summed loss so far (load_progress)
+        self._loss_total = float(loss_total)
 
     # -- building --------------------------------------------------------------------------
     def _initial_state(self) -> dict[str, list[float]]:
@@ -394,7 +392,7 @@ class CompiledTrainer:
             m, v = s.get("exp_avg"), s.get("exp_avg_sq")
             state["m_" + name[2:]] = zero if m is None else p.backend.to_flat(m)
             state["v_" + name[2:]] = zero if v is None else p.backend.to_flat(v)
-        state["loss_total"] = [self._start_total]
+        state["loss_total"] = [self._loss_total]
         return state
 
     def _graph_for(self, shapes: tuple[tuple[int, ...], tuple[int, ...]]) -> TensorGraph:
@@ -419,7 +417,7 @@ class CompiledTrainer:
             self._run = _DeviceState(compiled, self._initial_state())
         self.graph = graph
 
-    async def build_async(self, batch: Any, tune: float = 0.0) -> CompiledTrainer:
+    async def build_async(self, batch: Any, tune: float = 0.0) -> CompiledStep:
         """``build``, awaitable: in the page, WebGPU compiles kernels asynchronously.
         ``tune``: seconds for the autotuner to try the step's schedules on the device
         first (``tang.tensor.tune_async``; a graph tuned before is not tuned again)."""
@@ -450,7 +448,7 @@ class CompiledTrainer:
         return getattr(self._run, "device", None)
 
     # -- running ---------------------------------------------------------------------------
-    def build(self, batch: Any) -> CompiledTrainer:
+    def build(self, batch: Any) -> CompiledStep:
         """Compile now, for batches shaped like ``batch`` (else the first step does)."""
         self._inputs(batch)
         return self
@@ -462,13 +460,12 @@ class CompiledTrainer:
         assert self._run is not None
         return self.read("loss")[0] if read else None
 
-    async def step_async(self, batch: Any) -> float:
+    async def step_async(self, batch: Any, read: bool = True) -> float | None:
         """``step``, awaitable (the page reads WebGPU buffers asynchronously)."""
         if self._run is None:
             await self.build_async(batch)
         self._advance(batch)
-        assert self._run is not None
-        return (await self.read_async("loss"))[0]
+        return (await self.read_async("loss"))[0] if read else None
 
     def _advance(self, batch: Any) -> None:
         """Upload the batch and Adam's two scalars, and run the step's kernels."""
@@ -532,113 +529,20 @@ class CompiledTrainer:
             "rows": [float(n)],
         }
 
-    def run(
-        self,
-        loader: DataLoader,
-        max_steps: int,
-        on_epoch: Callable[[int, float], Any] | None = None,
-    ) -> list[float]:
-        """At most ``max_steps`` steps from where training stands (batch ``i`` of epoch
-        ``e`` is ``loader.batch(e, i)``, as for ``nn.Trainer``): a chunk of training. The
-        loss is summed on the device and read back once per epoch; returns the mean losses
-        of the epochs this chunk finished, and calls ``on_epoch(epoch, mean_loss)`` after
-        each."""
-        finished = []
-        for _ in range(max_steps):
-            if self._next(loader):
-                finished.append(self._close_epoch(self.read("loss_total")[0], on_epoch))
-        return finished
+    @property
+    def loss_total(self) -> float:
+        """The epoch's summed loss (Σ loss · rows) as last set or synced."""
+        return self._loss_total
 
-    async def run_async(
-        self,
-        loader: DataLoader,
-        max_steps: int,
-        on_epoch: Callable[[int, float], Any] | None = None,
-    ) -> list[float]:
-        """``run``, awaitable (the page's worker, on WebGPU)."""
-        finished = []
-        for _ in range(max_steps):
-            if self._run is None:
-                await self.build_async(loader.batch(len(self.losses), self.position))
-            if self._next(loader):
-                total = (await self.read_async("loss_total"))[0]
-                finished.append(self._close_epoch(total, on_epoch))
-        return finished
-
-    def fit(
-        self,
-        loader: DataLoader,
-        epochs: int = 1,
-        on_epoch: Callable[[int, float], Any] | None = None,
-    ) -> list[float]:
-        """``epochs`` more epochs (finishing the current one first); the per-epoch mean
-        losses of every epoch so far."""
-        if epochs < 0:
-            raise ValueError(f"epochs must be ≥ 0, not {epochs}")
-        target = len(self.losses) + epochs
-        while len(self.losses) < target:
-            self.run(loader, len(loader) - self.position, on_epoch)
-        return list(self.losses)
-
-    async def fit_async(
-        self,
-        loader: DataLoader,
-        epochs: int = 1,
-        on_epoch: Callable[[int, float], Any] | None = None,
-    ) -> list[float]:
-        """``fit``, awaitable."""
-        if epochs < 0:
-            raise ValueError(f"epochs must be ≥ 0, not {epochs}")
-        target = len(self.losses) + epochs
-        while len(self.losses) < target:
-            await self.run_async(loader, len(loader) - self.position, on_epoch)
-        return list(self.losses)
-
-    def _next(self, loader: DataLoader) -> bool:
-        """One step at the current position, the loss left on the device; True when it
-        ends an epoch."""
-        if self.position == 0 and self._run is not None:
-            self._run.set("loss_total", [0.0])  # (a fresh build starts at 0)
-        batch = loader.batch(len(self.losses), self.position)
-        self.step(batch, read=False)
-        self._count += _rows(batch[0])[0]
-        self.position += 1
-        return self.position == len(loader)
-
-    def _close_epoch(self, total: float, on_epoch: Callable[[int, float], Any] | None) -> float:
-        loss = total / self._count
-        self.losses.append(loss)
-        self.position, self._count = 0, 0
-        if on_epoch is not None:
-            on_epoch(len(self.losses) - 1, loss)
-        return loss
-
-    # -- progress: carrying a run over from nn.Trainer and back -----------------------------
-    def load_progress(self, progress: Mapping[str, Any]) -> CompiledTrainer:
-        """Continue a run an ``nn.Trainer`` began mid-way: ``progress`` holds its
-        ``state_dict()``'s ``losses``, ``position``, ``loss_sum`` and ``loss_count`` (the
-        parameters and Adam state are read from the model and optimizer at build)."""
-        losses = [float(v) for v in progress["losses"]]
-        position, count = int(progress["position"]), int(progress["loss_count"])
-        total = float(progress["loss_sum"]) if position else 0.0
-        self.losses, self.position, self._count = losses, position, count
-        self._start_total = total
+    def set_loss_total(self, value: float) -> None:
+        """The epoch's summed loss so far (0 when an epoch starts), on the device once built."""
+        self._loss_total = float(value)
         if self._run is not None:
-            self._run.set("loss_total", [total])
-        return self
+            self._run.set("loss_total", [self._loss_total])
 
-    async def progress_async(self) -> dict[str, Any]:
-        """Where the run stands, in ``nn.Trainer.state_dict()``'s keys (``epoch``,
-        ``position``, ``losses``, ``loss_sum``, ``loss_count``): the epoch's summed loss is
-        read back from the device only mid-epoch."""
-        total = (await self.read_async("loss_total"))[0] if self.position else 0.0
-        return {
-            "epoch": len(self.losses),
-            "position": self.position,
-            "losses": list(self.losses),
-            "loss_sum": total,
-            "loss_count": self._count,
-        }
+    @property
+    def built(self) -> bool:
+        return self._run is not None
 
     # -- state -----------------------------------------------------------------------------
     def read(self, name: str) -> list[float]:
@@ -672,7 +576,8 @@ class CompiledTrainer:
 
     def sync(self) -> Module:
         """Copy the parameters into the eager model and the Adam moments and step count
-        into its optimizer, so eager training can carry on from here."""
+        into its optimizer, so eager training can carry on from here (and the summed loss
+        into ``loss_total``)."""
         return self._apply(self.read_many(self.state_names))
 
     async def sync_async(self) -> Module:
@@ -689,6 +594,7 @@ class CompiledTrainer:
         from ..tensor.evaluate import _nest
 
         self.model.load_state_dict(self._params(flat))
+        self._loss_total = flat["loss_total"][0]
         if self.adam_steps:
             state = self.optimizer.state_dict()
             for i, (name, p) in enumerate(zip(self.names, self.optimizer.params)):
@@ -738,11 +644,12 @@ def compile_training(
     loss: Callable[..., Any],
     device: Any = None,
     **options: Any,
-) -> CompiledTrainer:
+) -> CompiledStep:
     """``model``'s training step (forward, derived backward, Adam) compiled for ``device``:
     a tang.gpu Device, "native", "cpu", None for the best one, or "reference" for the f64
-    evaluator. Compiled at the first step, from that batch's shape."""
-    return CompiledTrainer(model, optimizer, loss, device, **options)
+    evaluator. Compiled at the first step, from that batch's shape. ``nn.Trainer(…,
+    compiled=device)`` runs its loop on it."""
+    return CompiledStep(model, optimizer, loss, device, **options)
 
 
-__all__ = ["LAYERS", "LOSSES", "CompiledTrainer", "compile_training", "training_graph"]
+__all__ = ["LAYERS", "LOSSES", "CompiledStep", "compile_training", "training_graph"]
