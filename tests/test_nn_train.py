@@ -413,3 +413,17 @@ def test_sgd_rule_with_momentum_and_decay_matches_the_textbook_update(backend: s
         ref = [pi - 0.1 * b for pi, b in zip(ref, buf)]
     assert p.flat() == ref
     assert p.backend.to_flat(opt.state[0]["momentum_buffer"]) == buf
+
+
+@needs_numpy
+def test_numpy_sums_add_in_index_order_like_the_python_backend() -> None:
+    """The numpy backend's sums fold each axis left to right (an outer axis by numpy's own
+    reduce, which adds whole rows in order): the bits of the Python backend's sums."""
+    rng = random.Random(3)
+    for shape, dims in [((32, 64), (0,)), ((5, 7, 9), (1,)), ((5, 7, 9), (0, 2)), ((9, 40), (1,))]:
+        flat = [rng.uniform(-1, 1) * 10.0 ** rng.randint(-6, 6) for _ in range(math.prod(shape))]
+        sums = [
+            nn.tensor(flat, backend=b).reshape(*shape).sum(dim=dims).flat()
+            for b in ("python", "numpy")
+        ]
+        assert sums[0] == sums[1], (shape, dims)

@@ -33,22 +33,29 @@ def numpy_values(
 
 
 def numpy_function(
-    np: Any, output: Node, names: Sequence[str], *, same_shape: Collection[str] = ()
+    np: Any,
+    output: Node | Sequence[Node],
+    names: Sequence[str],
+    *,
+    same_shape: Collection[str] = (),
 ) -> Callable[..., Any]:
     """``output`` as a function of the arrays of ``names``, in that order: the graph walked
     once into straight-line code, one call of its registry rule per node (tang's own text),
     so a caller that runs the same small body many times pays for the arithmetic only.
-    ``same_shape`` names arrays the caller promises share one shape: a temporary computed
-    from them is overwritten (``out=``) once no later node reads it, so a long body makes
-    few fresh arrays. Loop nodes are not taken (``numpy_values`` runs those)."""
-    order = topo_order([output])
+    Several outputs give a tuple. ``same_shape`` names arrays the caller promises share one
+    shape: a temporary computed from them is overwritten (``out=``) once no later node
+    reads it, so a long body makes few fresh arrays. Loop nodes are not taken
+    (``numpy_values`` runs those)."""
+    outputs = [output] if isinstance(output, Node) else list(output)
+    kept = set(outputs)  # never written over
+    order = topo_order(outputs)
     symbol: dict[Node, str] = {}
     scope: dict[str, Any] = {"np": np}
     uses = Counter(a for node in order for a in node.args)
     # a + (−b) is a − b, exactly: the negation read once by a sum is not made on its own
     folded: set[Node] = set()
     for node in order:
-        negated = [b for b in node.args if b.op == "neg" and uses[b] == 1]
+        negated = [b for b in node.args if b.op == "neg" and uses[b] == 1 and b not in kept]
         if node.op == "add" and negated:
             folded.add(negated[-1])  # one per sum: (−b) + (−c) is not b − c
     reads = {  # what each node's line reads: a sum that subtracts reads the negated node
@@ -91,10 +98,11 @@ def numpy_function(
             symbol[node] = f"v{k}" if not into else into[len(", out=") :]
             lines.append(f"    {symbol[node]} = r{k}({operands}{into})")
             for a in dict.fromkeys(args):  # operands read for the last time
-                if last_use[a] == k and a in full and a.op != "var" and a is not output:
+                if last_use[a] == k and a in full and a.op != "var" and a not in kept:
                     free.append(symbol[a])
     params = ", ".join(f"a{i}" for i in range(len(names)))
-    source = "\n".join([f"def run({params}):", *lines, f"    return {symbol[output]}", ""])
+    result = ", ".join(symbol[o] for o in outputs) + ("," if len(outputs) > 1 else "")
+    source = "\n".join([f"def run({params}):", *lines, f"    return {result}", ""])
     exec(compile(source, "<tang numpy function>", "exec"), scope)
     return scope["run"]
 

@@ -69,6 +69,68 @@ class Scalar:
         """Whether the body is one of its leaves (a slope that passes ``g`` on unchanged)."""
         return self.node.op == "var"
 
+    many = False  # one output (Several: a tuple of them)
+
+
+class Several(Scalar):
+    """Several bodies over the same leaves (an optimizer's new parameter and moments): a
+    backend's ``map`` returns a tuple. numpy runs them as one straight-line function (one
+    call, not one per output); Python as one comprehension per output, each reading the
+    lists of the outputs before it where its body contains theirs."""
+
+    __slots__ = ("nodes", "order", "parts")
+    many = True
+
+    def __init__(
+        self, nodes: tuple[Node, ...], leaves: Sequence[str], numbers: Sequence[str] = ()
+    ) -> None:
+        super().__init__(nodes[0], [], numbers)
+        self.nodes = nodes
+        read = {n.name for n in topo_order(list(nodes)) if n.op == "var"}
+        self.positions = tuple(k for k, name in enumerate(leaves) if name in read)
+        self.names = tuple(leaves[k] for k in self.positions)
+        at = {id(n): k for k, n in enumerate(topo_order(list(nodes)))}
+        self.order = sorted(range(len(nodes)), key=lambda k: at[id(nodes[k])])
+        done: dict[int, Node] = {}  # an output's node → the leaf its list is read by
+        self.parts = []  # in dependency order: an output inside another is computed first
+        for k in self.order:
+            body = replace_nodes([nodes[k]], done)[0] if done else nodes[k]
+            self.parts.append(
+                Scalar(body, [*self.names, *(f"o{j}" for j in range(len(done)))], numbers)
+            )
+            done[id(nodes[k])] = var(f"o{len(done)}")
+
+    @property
+    def python(self) -> Callable[..., tuple[list[float], ...]]:
+        if self._python is None:
+            parts, arrays = self.parts, len(self.names)
+            back = [self.order.index(k) for k in range(len(self.nodes))]  # output → its part
+
+            def run(*args: Any) -> tuple[list[float], ...]:
+                lists, numbers = list(args[:arrays]), args[arrays:]
+                for part in parts:
+                    flats = [lists[k] for k in part.positions]
+                    lists.append(part.python(*flats, *numbers) if not part.is_leaf else flats[0])
+                return tuple(lists[arrays + j] for j in back)
+
+            self._python = run  # type: ignore[assignment]
+        return self._python  # type: ignore[return-value]
+
+    def numpy(self, same_shape: bool) -> Callable[..., Any]:
+        if self._numpy is None:
+            import numpy
+
+            names = (*self.names, *self.numbers)
+            self._numpy = (
+                numpy_function(numpy, self.nodes, names),
+                numpy_function(numpy, self.nodes, names, same_shape=self.names),
+            )
+        return self._numpy[same_shape]
+
+    @property
+    def is_leaf(self) -> bool:
+        return False
+
 
 class Rule:
     """An element-wise op's value over ``a0 … a{n-1}`` and each operand's slope over
@@ -135,7 +197,9 @@ def scalar_of(fn: Callable[..., Any], arrays: int, numbers: int = 0) -> Scalar:
     if body is None:
         leaves = [f"a{k}" for k in range(arrays)]
         extra = [f"n{k}" for k in range(numbers)]
-        body = _SCALARS[key] = Scalar(fn(*map(var, leaves + extra)), leaves, extra)
+        out = fn(*map(var, leaves + extra))
+        made = Several if isinstance(out, tuple) else Scalar
+        body = _SCALARS[key] = made(out, leaves, extra)
     return body
 
 
@@ -292,4 +356,4 @@ def _broadcast(xs: Sequence[Any]) -> tuple[int, ...]:
     return shape
 
 
-__all__ = ["Map", "Rule", "Scalar", "rule", "scalar_of"]
+__all__ = ["Map", "Rule", "Scalar", "Several", "rule", "scalar_of"]

@@ -5,13 +5,16 @@ so both backends agree to rounding (1e-12 relative)."""
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 import numpy as np
 
 from .pybackend import broadcast_shape
 
 Shape = tuple[int, ...]
+_QUIET: ContextVar[bool] = ContextVar("tang.nn numpy errstate entered", default=False)
 
 
 class NumpyBackend:
@@ -48,6 +51,20 @@ class NumpyBackend:
         return a.copy()
 
     # -- element-wise --------------------------------------------------------------------
+    @contextmanager
+    def ieee(self) -> Iterator[None]:
+        """Many ``map`` calls under one ``np.errstate`` (entering one costs about a
+        microsecond, as much as a small array's arithmetic): an optimizer step's."""
+        if _QUIET.get():
+            yield
+            return
+        token = _QUIET.set(True)
+        try:
+            with np.errstate(all="ignore"):
+                yield
+        finally:
+            _QUIET.reset(token)
+
     def map(self, scalar, arrays, shape: Shape, numbers=()):
         """``scalar``'s body (tang.nn.maps) over whole arrays, broadcast to ``shape``, and
         its per-call ``numbers``, as straight-line numpy calls (IEEE: inf and nan, never a
@@ -56,11 +73,14 @@ class NumpyBackend:
         same = True
         for a in operands:
             same = same and a.shape == shape
-        with np.errstate(all="ignore"):
+        if _QUIET.get():
             out = scalar.numpy(same)(*operands, *numbers)
-        # a body that is one of its leaves hands that array back: shared, as arrays are
-        # never changed in place once made
-        return out if out.shape == shape else np.array(np.broadcast_to(out, shape))
+        else:
+            with np.errstate(all="ignore"):
+                out = scalar.numpy(same)(*operands, *numbers)
+        if scalar.many:
+            return tuple(_shaped(o, shape) for o in out)
+        return _shaped(out, shape)
 
     def _check(self, a: np.ndarray, b: np.ndarray) -> None:
         if a.shape != b.shape:
@@ -217,6 +237,12 @@ class NumpyBackend:
         return np.bincount(target.ravel(), weights.ravel(), n_out * n_in).reshape(n_out, n_in)
 
 
+def _shaped(out: np.ndarray, shape: Shape) -> np.ndarray:
+    """A map's result as ``shape``. A body that is one of its leaves hands that array back:
+    shared, as arrays are never changed in place once made."""
+    return out if out.shape == shape else np.array(np.broadcast_to(out, shape))
+
+
 def _fold(a: np.ndarray, axis: int, ufunc) -> np.ndarray:
     """Reduce ``axis`` (kept as size 1) left to right: ((x0 ∘ x1) ∘ x2) ∘ …"""
     n = a.shape[axis]
@@ -226,5 +252,9 @@ def _fold(a: np.ndarray, axis: int, ufunc) -> np.ndarray:
         return np.zeros(shape)
     if n == 1:
         return a + 0.0
+    if axis < a.ndim - 1 and a.flags.c_contiguous:
+        # an outer axis of a C-ordered array: numpy's reduce adds whole rows in index order
+        # (its pairwise sum is along the contiguous axis only), the same bits, 5x sooner
+        return ufunc.reduce(a, axis=axis, keepdims=True)
     last = (slice(None),) * axis + (slice(n - 1, n),)
     return ufunc.accumulate(a, axis=axis)[last]

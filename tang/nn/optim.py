@@ -42,6 +42,13 @@ class AdamRule:
         """(step_size, root2) at ``step`` (from 1): the bias corrections."""
         return lr / (1.0 - self.b1**step), math.sqrt(1.0 - self.b2**step)
 
+    def update(self, p: Any, g: Any, m: Any, v: Any, step_size: Any, root2: Any) -> tuple:
+        """The whole step, composed of the above: (new p, new m, new v)."""
+        if self.decay:
+            g = self.decayed(g, p)
+        m, v = self.m(m, g), self.v(v, g)
+        return self.p(p, m, v, step_size, root2), m, v
+
 
 @dataclass(frozen=True)
 class SGDRule:
@@ -60,21 +67,31 @@ class SGDRule:
     def p(self, p: Any, g: Any, lr: Any) -> Any:
         return p - lr * g
 
+    def update(self, p: Any, g: Any, buf: Any, lr: Any) -> tuple:
+        """The whole step after the first (with momentum): (new p, new buffer)."""
+        if self.decay:
+            g = self.decayed(g, p)
+        buf = self.buf(buf, g)
+        return self.p(p, buf, lr), buf
+
 
 def _apply(
     p: Parameter, fn: Callable[..., Any], arrays: Sequence[Any], numbers: Sequence[float] = ()
 ) -> Any:
     """``fn``, element by element, over arrays shaped like ``p``: its backend's ``map`` of
     the body traced from ``fn`` once (tang.nn.maps)."""
-    body = _BODIES.get((fn, len(numbers)))  # a rule's methods are equal when the rules are
-    if body is None:
-        from .maps import scalar_of
+    from .maps import scalar_of
 
-        body = _BODIES[fn, len(numbers)] = scalar_of(fn, len(arrays), len(numbers))
-    return p.backend.map(body, arrays, p.shape, numbers)
+    return p.backend.map(scalar_of(fn, len(arrays), len(numbers)), arrays, p.shape, numbers)
 
 
-_BODIES: dict[Any, Any] = {}
+def _by_backend(pairs: Iterable[tuple[Parameter, dict[str, Any]]]) -> Iterator[tuple[Any, list]]:
+    """(backend, [(parameter, state)…]) for each backend among ``pairs``, in first-seen
+    order: a step runs each group's maps under one ``B.ieee()``."""
+    groups: dict[int, tuple[Any, list]] = {}
+    for p, s in pairs:
+        groups.setdefault(id(p.backend), (p.backend, []))[1].append((p, s))
+    yield from groups.values()
 
 
 class Optimizer:
@@ -190,14 +207,19 @@ class SGD(Optimizer):
 
     def step(self) -> None:
         rule = self.rule()
-        for p, s in self._with_grad():
-            g = p.grad.data
-            if rule.decay:
-                g = _apply(p, rule.decayed, (g, p.data))
-            if rule.momentum:
-                buf = s.get("momentum_buffer")
-                g = s["momentum_buffer"] = g if buf is None else _apply(p, rule.buf, (buf, g))
-            p.data = _apply(p, rule.p, (p.data, g), (self.lr,))
+        for B, group in _by_backend(self._with_grad()):
+            with B.ieee():
+                for p, s in group:
+                    g, buf = p.grad.data, s.get("momentum_buffer")
+                    if rule.momentum and buf is not None:
+                        arrays = (p.data, g, buf)
+                        p.data, s["momentum_buffer"] = _apply(p, rule.update, arrays, (self.lr,))
+                        continue
+                    if rule.decay:
+                        g = _apply(p, rule.decayed, (g, p.data))
+                    if rule.momentum:  # the first step's buffer is the gradient
+                        s["momentum_buffer"] = g
+                    p.data = _apply(p, rule.p, (p.data, g), (self.lr,))
 
 
 class Adam(Optimizer):
@@ -237,14 +259,13 @@ class Adam(Optimizer):
 
     def step(self) -> None:
         rule = self.rule()
-        for p, s in self._with_grad():
-            B = p.backend
-            if not s:
-                s.update(step=0, exp_avg=B.full(p.shape, 0.0), exp_avg_sq=B.full(p.shape, 0.0))
-            s["step"] += 1
-            g = p.grad.data
-            if rule.decay:
-                g = _apply(p, rule.decayed, (g, p.data))
-            m = s["exp_avg"] = _apply(p, rule.m, (s["exp_avg"], g))
-            v = s["exp_avg_sq"] = _apply(p, rule.v, (s["exp_avg_sq"], g))
-            p.data = _apply(p, rule.p, (p.data, m, v), rule.numbers(self.lr, s["step"]))
+        for B, group in _by_backend(self._with_grad()):
+            with B.ieee():
+                for p, s in group:
+                    if not s:
+                        s.update(step=0, exp_avg=B.full(p.shape, 0.0))
+                        s["exp_avg_sq"] = B.full(p.shape, 0.0)
+                    s["step"] += 1
+                    arrays = (p.data, p.grad.data, s["exp_avg"], s["exp_avg_sq"])
+                    numbers = rule.numbers(self.lr, s["step"])
+                    p.data, s["exp_avg"], s["exp_avg_sq"] = _apply(p, rule.update, arrays, numbers)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from contextlib import AbstractContextManager, nullcontext
 from itertools import chain, repeat
 from operator import add, mul, sub
 from typing import Any
@@ -189,6 +190,11 @@ class PythonBackend:
         return PyArray(list(a.data), a.shape)
 
     # -- element-wise --------------------------------------------------------------------
+    def ieee(self) -> AbstractContextManager[None]:
+        """Many ``map`` calls at once (numpy's backend enters its errstate once): nothing
+        to do here, Python's math is IEEE in the printed bodies already."""
+        return nullcontext()
+
     def map(
         self, scalar: Any, arrays: Sequence[PyArray], shape: Shape, numbers: Sequence[float] = ()
     ) -> PyArray:
@@ -202,6 +208,8 @@ class PythonBackend:
             return PyArray(flats[0], shape)  # arrays are never changed once built
         if not flats:  # a body that reads nothing is a constant
             return PyArray([float(scalar.node.value)] * size_of(shape), shape)
+        if scalar.many:
+            return tuple(PyArray(out, shape) for out in scalar.python(*flats, *numbers))
         return PyArray(scalar.python(*flats, *numbers), shape)
 
     def _binary(self, fn, a: PyArray, b: PyArray) -> PyArray:
