@@ -220,7 +220,7 @@ def test_only_the_batch_travels_per_step(native) -> None:
         trainer.step(data[2], read=False)  # fit's way: the loss is summed on the device
     finally:
         del native.write, native.read
-    assert sorted(written) == ["root2", "rows", "step_size", "weight", "x", "y"]
+    assert sorted(written) == ["inv_root2", "rows", "step_size", "weight", "x", "y"]
     assert read == []
     assert len(compiled.allocations) == created
 

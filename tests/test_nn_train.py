@@ -392,9 +392,9 @@ def test_adam_is_written_once_and_every_executor_runs_the_same_bits(weight_decay
     m = v = [[0.0] * 5 for _ in range(3)]
     for t in range(1, 4):
         g = [[rng.uniform(-2, 2) for _ in range(5)] for _ in range(3)]
-        step_size, root2 = opt.rule().numbers(opt.lr, t)
+        step_size, inv_root2 = opt.rule().numbers(opt.lr, t)
         values = {"p_w": p, "d_w": g, "m_w": m, "v_w": v, "step_size": [step_size]}
-        out = ir.evaluate(graph, {**values, "root2": [root2]}, backend="python")
+        out = ir.evaluate(graph, {**values, "inv_root2": [inv_root2]}, backend="python")
         p, m, v = out["next_p_w"], out["next_m_w"], out["next_v_w"]
     assert ([x for row in p for x in row], [x for row in m for x in row]) == want[:2]
     assert [x for row in v for x in row] == want[2]

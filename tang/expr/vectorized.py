@@ -38,14 +38,16 @@ def numpy_function(
     names: Sequence[str],
     *,
     same_shape: Collection[str] = (),
+    consume: Collection[str] = (),
 ) -> Callable[..., Any]:
     """``output`` as a function of the arrays of ``names``, in that order: the graph walked
     once into straight-line code, one call of its registry rule per node (tang's own text),
     so a caller that runs the same small body many times pays for the arithmetic only.
     Several outputs give a tuple. ``same_shape`` names arrays the caller promises share one
     shape: a temporary computed from them is overwritten (``out=``) once no later node
-    reads it, so a long body makes few fresh arrays. Loop nodes are not taken
-    (``numpy_values`` runs those)."""
+    reads it, so a long body makes few fresh arrays; so is an array of ``consume`` (same
+    shaped too), which the caller gives up. Loop nodes are not taken (``numpy_values`` runs
+    those)."""
     outputs = [output] if isinstance(output, Node) else list(output)
     kept = set(outputs)  # never written over
     order = topo_order(outputs)
@@ -98,7 +100,8 @@ def numpy_function(
             symbol[node] = f"v{k}" if not into else into[len(", out=") :]
             lines.append(f"    {symbol[node]} = r{k}({operands}{into})")
             for a in dict.fromkeys(args):  # operands read for the last time
-                if last_use[a] == k and a in full and a.op != "var" and a not in kept:
+                given = a.op != "var" or a.name in consume
+                if last_use[a] == k and a in full and given and a not in kept:
                     free.append(symbol[a])
     params = ", ".join(f"a{i}" for i in range(len(names)))
     result = ", ".join(symbol[o] for o in outputs) + ("," if len(outputs) > 1 else "")

@@ -152,13 +152,13 @@ def adam_update(
 ) -> dict[str, Tensor]:
     """Adam as element-wise comprehensions of the eager step's own rule (``opt.rule()``):
     for each parameter ``p`` with gradient ``grads[p]``, the outputs ``next_p``,
-    ``next_m_*``, ``next_v_*``. Inputs ``step_size`` and ``root2`` (``AdamRule.numbers``)
+    ``next_m_*``, ``next_v_*``. Inputs ``step_size`` and ``inv_root2`` (``AdamRule.numbers``)
     change per step; the rest stays."""
     from .. import tensor
 
     rule = opt.rule()
     step_size = tensor.input("step_size", (1,))
-    root2 = tensor.input("root2", (1,))
+    inv_root2 = tensor.input("inv_root2", (1,))
     outputs: dict[str, Tensor] = {}
     for p_name, shape in shapes.items():
         p = tensor.input(p_name, shape)
@@ -169,7 +169,7 @@ def adam_update(
             grad = tensor.map_(rule.decayed, grad, p)
         m2 = tensor.map_(rule.m, m, grad)
         v2 = tensor.map_(rule.v, v, grad)
-        outputs["next_" + p_name] = tensor.map_(rule.p, p, m2, v2, step_size, root2)
+        outputs["next_" + p_name] = tensor.map_(rule.p, p, m2, v2, step_size, inv_root2)
         outputs["next_m_" + p_name[2:]] = m2
         outputs["next_v_" + p_name[2:]] = v2
     return outputs
@@ -220,7 +220,7 @@ def training_graph(
     fused: bool = False,
 ) -> TensorGraph:
     """Forward, derived backward and the Adam update as one graph: inputs ``x``, ``y``,
-    ``weight``, ``rows``, ``d_loss`` (1), ``step_size``, ``root2`` and the state ``p_*``,
+    ``weight``, ``rows``, ``d_loss`` (1), ``step_size``, ``inv_root2`` and the state ``p_*``,
     ``m_*``, ``v_*``, ``loss_total``; outputs ``loss`` and the next state ``next_*``.
 
     ``fused`` runs ``tang.tensor.fuse`` (35 kernels for the Poet instead of 63). It is off by
@@ -472,8 +472,8 @@ class CompiledStep:
         inputs = self._inputs(batch)
         assert self._run is not None
         self.adam_steps += 1
-        step_size, root2 = self.optimizer.rule().numbers(self.optimizer.lr, self.adam_steps)
-        inputs["step_size"], inputs["root2"] = [step_size], [root2]
+        step_size, inv_root2 = self.optimizer.rule().numbers(self.optimizer.lr, self.adam_steps)
+        inputs["step_size"], inputs["inv_root2"] = [step_size], [inv_root2]
         self._run.step(inputs, self.state_names)
 
     def _parse(self, batch: Any) -> tuple[Any, list[float], tuple[int, ...], int]:

@@ -40,7 +40,7 @@ class Scalar:
         self.names = tuple(leaves[k] for k in self.positions)
         self.numbers = tuple(numbers)
         self._python: Callable[..., list[float]] | None = None
-        self._numpy: tuple[Callable[..., Any], Callable[..., Any]] | None = None
+        self._numpy: dict[tuple[bool, tuple[int, ...]], Callable[..., Any]] = {}
 
     @property
     def python(self) -> Callable[..., list[float]]:
@@ -49,20 +49,26 @@ class Scalar:
             self._python = _python_function(self.node, self.names, self.numbers)
         return self._python
 
-    def numpy(self, same_shape: bool) -> Callable[..., Any]:
+    def numpy(self, same_shape: bool, consume: tuple[int, ...] = ()) -> Callable[..., Any]:
         """``f(*arrays, *numbers) -> array``: the body over numpy arrays, by tang's numpy
         rules (the caller silences numpy's floating-point warnings: IEEE values, as in
         Python). ``same_shape``: the arrays share the output's shape, so temporaries are
-        written over once dead."""
-        if self._numpy is None:
+        written over once dead, and so are the arrays at ``consume`` (positions among the
+        arrays handed to ``map``), which the caller gives up."""
+        key = (same_shape, consume)
+        fn = self._numpy.get(key)
+        if fn is None:
             import numpy
 
-            names = (*self.names, *self.numbers)
-            self._numpy = (
-                numpy_function(numpy, self.node, names),
-                numpy_function(numpy, self.node, names, same_shape=self.names),
+            given = [name for k, name in zip(self.positions, self.names) if k in consume]
+            fn = self._numpy[key] = numpy_function(
+                numpy,
+                self.nodes if self.many else self.node,  # type: ignore[attr-defined]
+                (*self.names, *self.numbers),
+                same_shape=self.names if same_shape else (),
+                consume=given if same_shape else (),
             )
-        return self._numpy[same_shape]
+        return fn
 
     @property
     def is_leaf(self) -> bool:
@@ -115,17 +121,6 @@ class Several(Scalar):
 
             self._python = run  # type: ignore[assignment]
         return self._python  # type: ignore[return-value]
-
-    def numpy(self, same_shape: bool) -> Callable[..., Any]:
-        if self._numpy is None:
-            import numpy
-
-            names = (*self.names, *self.numbers)
-            self._numpy = (
-                numpy_function(numpy, self.nodes, names),
-                numpy_function(numpy, self.nodes, names, same_shape=self.names),
-            )
-        return self._numpy[same_shape]
 
     @property
     def is_leaf(self) -> bool:

@@ -5,8 +5,7 @@ so both backends agree to rounding (1e-12 relative)."""
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from contextvars import ContextVar
 
 import numpy as np
@@ -51,35 +50,31 @@ class NumpyBackend:
         return a.copy()
 
     # -- element-wise --------------------------------------------------------------------
-    @contextmanager
-    def ieee(self) -> Iterator[None]:
+    def ieee(self) -> _Quiet:
         """Many ``map`` calls under one ``np.errstate`` (entering one costs about a
         microsecond, as much as a small array's arithmetic): an optimizer step's."""
-        if _QUIET.get():
-            yield
-            return
-        token = _QUIET.set(True)
-        try:
-            with np.errstate(all="ignore"):
-                yield
-        finally:
-            _QUIET.reset(token)
+        return _Quiet()
 
-    def map(self, scalar, arrays, shape: Shape, numbers=()):
+    def map(self, scalar, arrays, shape: Shape, numbers=(), consume=()):
         """``scalar``'s body (tang.nn.maps) over whole arrays, broadcast to ``shape``, and
         its per-call ``numbers``, as straight-line numpy calls (IEEE: inf and nan, never a
-        warning)."""
+        warning). ``consume``: positions of arrays the caller gives up (an optimizer's own
+        moments), written over once read for the last time: fewer fresh arrays."""
         operands = [arrays[k] for k in scalar.positions]
         same = True
         for a in operands:
             same = same and a.shape == shape
+        fn = scalar.numpy(same, consume)
         if _QUIET.get():
-            out = scalar.numpy(same)(*operands, *numbers)
+            out = fn(*operands, *numbers)
         else:
             with np.errstate(all="ignore"):
-                out = scalar.numpy(same)(*operands, *numbers)
+                out = fn(*operands, *numbers)
         if scalar.many:
-            return tuple(_shaped(o, shape) for o in out)
+            for o in out:
+                if o.shape != shape:
+                    return tuple(_shaped(o, shape) for o in out)
+            return out
         return _shaped(out, shape)
 
     def _check(self, a: np.ndarray, b: np.ndarray) -> None:
@@ -235,6 +230,23 @@ class NumpyBackend:
             return np.zeros((n_out, n_in))
         target = (np.arange(n_out, dtype=np.intp) * n_in)[None, :] + cols[:, None]
         return np.bincount(target.ravel(), weights.ravel(), n_out * n_in).reshape(n_out, n_in)
+
+
+class _Quiet:
+    """``np.errstate(all="ignore")`` entered once for the ``map`` calls inside it."""
+
+    __slots__ = ("state", "token")
+
+    def __enter__(self) -> None:
+        self.token = _QUIET.set(True) if not _QUIET.get() else None
+        if self.token is not None:
+            self.state = np.errstate(all="ignore")
+            self.state.__enter__()
+
+    def __exit__(self, *exc: object) -> None:
+        if self.token is not None:
+            self.state.__exit__(*exc)
+            _QUIET.reset(self.token)
 
 
 def _shaped(out: np.ndarray, shape: Shape) -> np.ndarray:

@@ -8,7 +8,7 @@ through ``state_dict`` for an exact resume."""
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,7 +19,8 @@ from .tensor import Parameter, Tensor, _array_from, _wrap
 @dataclass(frozen=True)
 class AdamRule:
     """Adam's update of one element (Kingma & Ba, PyTorch's order of operations).
-    ``step_size`` = lr / (1 − β₁ᵗ) and ``root2`` = √(1 − β₂ᵗ) change per step."""
+    ``step_size`` = lr / (1 − β₁ᵗ) and ``inv_root2`` = 1/√(1 − β₂ᵗ) change per step (made
+    on the host once, not per element)."""
 
     b1: float
     b2: float
@@ -35,19 +36,19 @@ class AdamRule:
     def v(self, v: Any, g: Any) -> Any:
         return self.b2 * v + (1.0 - self.b2) * g * g
 
-    def p(self, p: Any, m: Any, v: Any, step_size: Any, root2: Any) -> Any:
-        return p - step_size * m / (scalar.sqrt(v) / root2 + self.eps)
+    def p(self, p: Any, m: Any, v: Any, step_size: Any, inv_root2: Any) -> Any:
+        return p - step_size * m / (scalar.sqrt(v) * inv_root2 + self.eps)
 
     def numbers(self, lr: float, step: int) -> tuple[float, float]:
-        """(step_size, root2) at ``step`` (from 1): the bias corrections."""
-        return lr / (1.0 - self.b1**step), math.sqrt(1.0 - self.b2**step)
+        """(step_size, inv_root2) at ``step`` (from 1): the bias corrections."""
+        return lr / (1.0 - self.b1**step), 1.0 / math.sqrt(1.0 - self.b2**step)
 
-    def update(self, p: Any, g: Any, m: Any, v: Any, step_size: Any, root2: Any) -> tuple:
+    def update(self, p: Any, g: Any, m: Any, v: Any, step_size: Any, inv_root2: Any) -> tuple:
         """The whole step, composed of the above: (new p, new m, new v)."""
         if self.decay:
             g = self.decayed(g, p)
         m, v = self.m(m, g), self.v(v, g)
-        return self.p(p, m, v, step_size, root2), m, v
+        return self.p(p, m, v, step_size, inv_root2), m, v
 
 
 @dataclass(frozen=True)
@@ -75,14 +76,12 @@ class SGDRule:
         return self.p(p, buf, lr), buf
 
 
-def _apply(
-    p: Parameter, fn: Callable[..., Any], arrays: Sequence[Any], numbers: Sequence[float] = ()
-) -> Any:
-    """``fn``, element by element, over arrays shaped like ``p``: its backend's ``map`` of
-    the body traced from ``fn`` once (tang.nn.maps)."""
+def _body(fn: Callable[..., Any], arrays: int, numbers: int = 0) -> Any:
+    """``fn`` as a body over that many arrays and per-call numbers, traced once
+    (tang.nn.maps): a backend's ``map`` runs it over whole arrays."""
     from .maps import scalar_of
 
-    return p.backend.map(scalar_of(fn, len(arrays), len(numbers)), arrays, p.shape, numbers)
+    return scalar_of(fn, arrays, numbers)
 
 
 def _by_backend(pairs: Iterable[tuple[Parameter, dict[str, Any]]]) -> Iterator[tuple[Any, list]]:
@@ -206,20 +205,25 @@ class SGD(Optimizer):
         return SGDRule(self.momentum, self.weight_decay)
 
     def step(self) -> None:
-        rule = self.rule()
+        rule, lr = self.rule(), (self.lr,)
+        update, decayed, plain = (
+            _body(rule.update, 3, 1),
+            _body(rule.decayed, 2),
+            _body(rule.p, 2, 1),
+        )
         for B, group in _by_backend(self._with_grad()):
             with B.ieee():
                 for p, s in group:
                     g, buf = p.grad.data, s.get("momentum_buffer")
-                    if rule.momentum and buf is not None:
-                        arrays = (p.data, g, buf)
-                        p.data, s["momentum_buffer"] = _apply(p, rule.update, arrays, (self.lr,))
+                    if rule.momentum and buf is not None:  # buf is the optimizer's: given up
+                        new = B.map(update, (p.data, g, buf), p.shape, lr, (2,))
+                        p.data, s["momentum_buffer"] = new
                         continue
                     if rule.decay:
-                        g = _apply(p, rule.decayed, (g, p.data))
-                    if rule.momentum:  # the first step's buffer is the gradient
-                        s["momentum_buffer"] = g
-                    p.data = _apply(p, rule.p, (p.data, g), (self.lr,))
+                        g = B.map(decayed, (g, p.data), p.shape)
+                    if rule.momentum:  # the first step's buffer is the gradient (a copy)
+                        s["momentum_buffer"] = g if rule.decay else B.copy(g)
+                    p.data = B.map(plain, (p.data, g), p.shape, lr)
 
 
 class Adam(Optimizer):
@@ -259,6 +263,7 @@ class Adam(Optimizer):
 
     def step(self) -> None:
         rule = self.rule()
+        update = _body(rule.update, 4, 2)
         for B, group in _by_backend(self._with_grad()):
             with B.ieee():
                 for p, s in group:
@@ -268,4 +273,6 @@ class Adam(Optimizer):
                     s["step"] += 1
                     arrays = (p.data, p.grad.data, s["exp_avg"], s["exp_avg_sq"])
                     numbers = rule.numbers(self.lr, s["step"])
-                    p.data, s["exp_avg"], s["exp_avg_sq"] = _apply(p, rule.update, arrays, numbers)
+                    # the moments are the optimizer's own: given up to hold the new ones
+                    new = B.map(update, arrays, p.shape, numbers, (2, 3))
+                    p.data, s["exp_avg"], s["exp_avg_sq"] = new

@@ -196,10 +196,16 @@ class PythonBackend:
         return nullcontext()
 
     def map(
-        self, scalar: Any, arrays: Sequence[PyArray], shape: Shape, numbers: Sequence[float] = ()
+        self,
+        scalar: Any,
+        arrays: Sequence[PyArray],
+        shape: Shape,
+        numbers: Sequence[float] = (),
+        consume: Sequence[int] = (),
     ) -> PyArray:
         """``scalar``'s body (tang.nn.maps) element by element over the arrays it reads,
-        each broadcast to ``shape``, and its per-call ``numbers``."""
+        each broadcast to ``shape``, and its per-call ``numbers`` (``consume``: arrays the
+        caller gives up; lists are made anew here either way)."""
         flats = []
         for k in scalar.positions:
             a = arrays[k]
