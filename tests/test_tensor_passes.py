@@ -256,3 +256,29 @@ def test_random_programs_keep_values_through_every_pass(seed: int) -> None:
             down = T.evaluate(graph, {**vals, name: minus})["y"]
             fd[idx] = (up - down) / (2 * h)
         np.testing.assert_allclose(got[f"d_{name}"], fd, rtol=1e-5, atol=1e-6, err_msg=name)
+
+
+# ---- the numpy evaluator's strided path -----------------------------------------------------
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_the_strided_numpy_evaluator_gives_the_general_paths_bits(name: str) -> None:
+    """``evaluate``'s numpy path reads through strided views with the body as one function
+    where it can (tang/tensor/evaluate.py ``_numpy_strided``); the index-arithmetic path it
+    stands in for gives the same bits, for every op, its derived gradient and its fusion."""
+    import sys
+
+    evaluator = sys.modules["tang.tensor.evaluate"]
+    run = evaluator._run_numpy
+    shapes = case_shapes(name, random.Random(name), small=True)
+    vals = values_for(shapes, np.random.default_rng(5))
+    graph = build(name, shapes)
+    derived = T.grad(graph, "y")
+    seed = {"d_y": np.random.default_rng(6).standard_normal(derived.inputs["d_y"])}
+    graphs = (graph, derived, T.fuse(graph))
+    for g, inputs in zip(graphs, (vals, {**vals, **seed}, vals)):
+        fast, general = run(g, inputs), run(g, inputs, strided=False)
+        for out in g.outputs:
+            assert np.array_equal(fast[out], general[out], equal_nan=True), (name, out)
+        if name != "concat" and g is not graphs[-1]:  # (guarded reads; fusion's inlined ones)
+            assert all(evaluator._PLANS.get(c) for c in g.comprehensions), name

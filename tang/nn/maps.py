@@ -63,7 +63,7 @@ class Scalar:
             given = [name for k, name in zip(self.positions, self.names) if k in consume]
             fn = self._numpy[key] = numpy_function(
                 numpy,
-                self.nodes if self.many else self.node,  # type: ignore[attr-defined]
+                self.outputs,
                 (*self.names, *self.numbers),
                 same_shape=self.names if same_shape else (),
                 consume=given if same_shape else (),
@@ -76,6 +76,10 @@ class Scalar:
         return self.node.op == "var"
 
     many = False  # one output (Several: a tuple of them)
+
+    @property
+    def outputs(self) -> Node | tuple[Node, ...]:
+        return self.node
 
 
 class Several(Scalar):
@@ -125,6 +129,10 @@ class Several(Scalar):
     @property
     def is_leaf(self) -> bool:
         return False
+
+    @property
+    def outputs(self) -> tuple[Node, ...]:
+        return self.nodes
 
 
 class Rule:

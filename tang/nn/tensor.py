@@ -236,6 +236,16 @@ class Tensor:
             if tuple(seed.shape) != self.shape:
                 raise ValueError(f"gradient shape {tuple(seed.shape)} ≠ output {self.shape}")
         order = _topo_order(self)
+        with B.ieee():  # one IEEE context for the whole pass, not one per op
+            self._backward(order, seed)
+        if not retain_graph:
+            for node in order:
+                if node._op is not None:
+                    node._op = None
+                    node._parents = ()
+
+    def _backward(self, order: list[Tensor], seed: Any) -> None:
+        B = self.backend
         grads: dict[int, Any] = {id(self): seed}
         for node in reversed(order):
             g = grads.pop(id(node), None)
@@ -251,11 +261,6 @@ class Tensor:
                 key = id(parent)
                 prev = grads.get(key)
                 grads[key] = pg if prev is None else B.add(prev, pg)
-        if not retain_graph:
-            for node in order:
-                if node._op is not None:
-                    node._op = None
-                    node._parents = ()
 
     # -- arithmetic --------------------------------------------------------------------------
     def __add__(self, other: Any) -> Tensor:

@@ -11,8 +11,9 @@ Adam moments and the epoch's running loss move with them."""
 
 from __future__ import annotations
 
+import math
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -173,13 +174,14 @@ class Trainer:
         """Train on the next batch and return what happened. A compiled step reads its loss
         back only with ``read`` (and at an epoch's end, the epoch's summed loss)."""
         epoch, index, n, batch = self._next_batch(loader)
-        if self._compiled is None:
+        compiled = self._compiled
+        if compiled is None:
             loss: float | None = self._eager_step(batch, n)
-            total = self._sum
-        else:
-            self._size_for(loader)
-            loss = self._compiled.step(batch, read=read)
-            total = self._compiled_total(loader, lambda: self._compiled.read("loss_total")[0])  # type: ignore[union-attr]
+            return self._finish(loader, epoch, index, n, loss, self._sum)
+        self._size_for(loader)
+        compiled.step(batch, read=False)
+        names = self._wanted(loader, read)
+        loss, total = self._read_back(compiled.read_many(names) if names else {})
         return self._finish(loader, epoch, index, n, loss, total)
 
     async def step_async(self, loader: DataLoader, read: bool = True) -> Step:
@@ -190,13 +192,20 @@ class Trainer:
         epoch, index, n, batch = self._next_batch(loader)
         self._size_for(loader)
         await compiled.step_async(batch, read=False)
-        self._behind = True
-        ends = self.position + 1 == len(loader)
-        names = ["loss"] * read + ["loss_total"] * ends
-        values = await compiled.read_many_async(names) if names else {}
-        loss = values["loss"][0] if read else None
-        total = values["loss_total"][0] if ends else 0.0
+        names = self._wanted(loader, read)
+        loss, total = self._read_back(await compiled.read_many_async(names) if names else {})
         return self._finish(loader, epoch, index, n, loss, total)
+
+    def _wanted(self, loader: DataLoader, read: bool) -> list[str]:
+        """After a compiled step (the model now lags the device): the buffers to read back,
+        in one wait: its loss if asked, the epoch's summed loss when the step ends one."""
+        self._behind = True
+        return ["loss"] * read + ["loss_total"] * (self.position + 1 == len(loader))
+
+    @staticmethod
+    def _read_back(values: dict[str, list[float]]) -> tuple[float | None, float]:
+        loss, total = values.get("loss"), values.get("loss_total")
+        return (None if loss is None else loss[0]), (0.0 if total is None else total[0])
 
     def _next_batch(self, loader: DataLoader) -> tuple[int, int, int, Any]:
         """(epoch, index, rows, batch) of the next step, checked against the loader."""
@@ -226,11 +235,6 @@ class Trainer:
         self._sum += loss * n
         return loss
 
-    def _compiled_total(self, loader: DataLoader, read: Callable[[], float]) -> float:
-        """The epoch's summed loss, read from the device only when this step ends it."""
-        self._behind = True
-        return read() if self.position + 1 == len(loader) else 0.0
-
     def _finish(
         self, loader: DataLoader, epoch: int, index: int, n: int, loss: float | None, total: float
     ) -> Step:
@@ -256,35 +260,25 @@ class Trainer:
     def steps(self, loader: DataLoader) -> Iterator[Step]:
         """One step per ``next()``, until the epochs are done or :meth:`stop` is called. A
         compiled step's loss is read back only when ``on_step`` listens."""
-        self._stop = False
-        self.stopped = False
-        while not self.done:
-            if self._stop:
-                self.stopped = True
-                return
+        self._stop = self.stopped = False
+        while self._may_step():
             yield self.step(loader, read=self.on_step is not None)
 
-    async def steps_async(self, loader: DataLoader) -> AsyncIterator[Step]:
-        """:meth:`steps`, awaitable."""
-        self._stop = False
-        self.stopped = False
-        while not self.done:
-            if self._stop:
-                self.stopped = True
-                return
-            yield await self.step_async(loader, read=self.on_step is not None)
+    def _may_step(self) -> bool:
+        """Whether a loop takes another step: not when done, nor once :meth:`stop` asked."""
+        if self._stop and not self.done:
+            self.stopped = True
+        return not (self.done or self._stop)
 
     def run(self, loader: DataLoader, max_steps: int, seconds: float | None = None) -> list[Step]:
         """At most ``max_steps`` steps (fewer when done or stopped, or once a step ends past
         ``seconds`` from the start: at least one): a chunk of training. Compiled, only the
         chunk's last loss is read back."""
         out: list[Step] = []
-        start = time.perf_counter()
+        end = math.inf if seconds is None else time.perf_counter() + seconds
         for step in self.steps(loader):
             out.append(step)
-            if len(out) >= max_steps or (
-                seconds is not None and time.perf_counter() - start >= seconds
-            ):
+            if len(out) >= max_steps or time.perf_counter() >= end:
                 break
         if out and out[-1].loss is None and self._compiled is not None:
             out[-1] = replace(out[-1], loss=self._compiled.read("loss")[0])
@@ -295,16 +289,11 @@ class Trainer:
     ) -> list[Step]:
         """:meth:`run`, awaitable."""
         out: list[Step] = []
-        start = time.perf_counter()
+        end = math.inf if seconds is None else time.perf_counter() + seconds
         self._stop = self.stopped = False
-        while not self.done:  # (no async generator left suspended when the chunk ends)
-            if self._stop:
-                self.stopped = True
-                break
+        while self._may_step():
             out.append(await self.step_async(loader, read=self.on_step is not None))
-            if len(out) >= max_steps or (
-                seconds is not None and time.perf_counter() - start >= seconds
-            ):
+            if len(out) >= max_steps or time.perf_counter() >= end:
                 break
         if out and out[-1].loss is None and self._compiled is not None:
             out[-1] = replace(out[-1], loss=(await self._compiled.read_async("loss"))[0])
@@ -319,8 +308,9 @@ class Trainer:
 
     async def fit_async(self, loader: DataLoader) -> list[float]:
         """:meth:`fit`, awaitable."""
-        async for _ in self.steps_async(loader):
-            pass
+        self._stop = self.stopped = False
+        while self._may_step():
+            await self.step_async(loader, read=self.on_step is not None)
         return list(self.losses)
 
     # -- state -------------------------------------------------------------------------------
