@@ -373,3 +373,35 @@ def test_a_chunk_stops_once_its_time_is_spent_after_at_least_one_step() -> None:
     trainer.compile("reference")
     steps = trainer.run(loader, 100, seconds=0.0)
     assert len(steps) == 1 and steps[0].loss is not None  # the chunk's last loss is read
+
+
+def test_the_awaitable_trainer_switches_and_chunks_like_the_sync_one() -> None:
+    """What the page's worker calls, on the f64 reference device: compile_async (built for
+    the loader's next batch), run_async in chunks, sync_async, eager_async."""
+    import asyncio
+
+    eager = mlp()
+    want = nn.Trainer(eager, nn.Adam(eager.parameters(), lr=0.05), nn.cross_entropy)
+    want_losses = want.epochs(3).fit(small_loader())
+    model = mlp()
+    trainer = nn.Trainer(model, nn.Adam(model.parameters(), lr=0.05), nn.cross_entropy).epochs(3)
+    loader = small_loader()
+
+    async def train() -> list[list[float | None]]:
+        chunks = [[s.loss for s in trainer.run(loader, 2)]]  # eager first, mid-epoch
+        await trainer.compile_async("reference", loader)
+        assert trainer.compiled is not None and trainer.compiled.built
+        while not trainer.done:
+            chunks.append([s.loss for s in await trainer.run_async(loader, 3)])
+            if len(chunks) == 2:
+                await trainer.sync_async()  # the model catches up; training stays compiled
+                assert trainer.compiled is not None
+        await trainer.eager_async()
+        return chunks
+
+    chunks = asyncio.run(train())
+    assert trainer.compiled is None
+    assert all(c[-1] is not None and all(v is None for v in c[:-1]) for c in chunks[1:])
+    assert trainer.losses == pytest.approx(want_losses, rel=1e-12)
+    for name, value in eager.state_dict().items():
+        np.testing.assert_allclose(model.state_dict()[name].numpy(), value.numpy(), rtol=1e-10)
