@@ -65,12 +65,7 @@ class NumpyBackend:
         same = True
         for a in operands:
             same = same and a.shape == shape
-        fn = scalar.numpy(same, consume)
-        if _QUIET.get():
-            out = fn(*operands, *numbers)
-        else:
-            with np.errstate(all="ignore"):
-                out = fn(*operands, *numbers)
+        out = _ieee(scalar.numpy(same, consume), *operands, *numbers)
         if scalar.many:
             for o in out:
                 if o.shape != shape:
@@ -84,24 +79,15 @@ class NumpyBackend:
 
     def add(self, a, b):
         self._check(a, b)
-        if _QUIET.get():
-            return a + b
-        with np.errstate(all="ignore"):  # IEEE, like the Python backend: inf and nan, no warning
-            return a + b
+        return _ieee(np.add, a, b)
 
     def sub(self, a, b):
         self._check(a, b)
-        if _QUIET.get():
-            return a - b
-        with np.errstate(all="ignore"):
-            return a - b
+        return _ieee(np.subtract, a, b)
 
     def mul(self, a, b):
         self._check(a, b)
-        if _QUIET.get():
-            return a * b
-        with np.errstate(all="ignore"):
-            return a * b
+        return _ieee(np.multiply, a, b)
 
     def exp(self, a):
         with np.errstate(over="ignore"):
@@ -237,6 +223,15 @@ class NumpyBackend:
             return np.zeros((n_out, n_in))
         target = (np.arange(n_out, dtype=np.intp) * n_in)[None, :] + cols[:, None]
         return np.bincount(target.ravel(), weights.ravel(), n_out * n_in).reshape(n_out, n_in)
+
+
+def _ieee(fn, *args):
+    """``fn(*args)`` with IEEE results (inf and nan) and no floating-point warning, like the
+    Python backend: under ``np.errstate``, unless a ``B.ieee()`` block already entered it."""
+    if _QUIET.get():
+        return fn(*args)
+    with np.errstate(all="ignore"):
+        return fn(*args)
 
 
 class _Quiet:
