@@ -4,7 +4,6 @@ included; tang.nn writes no derivative of its own for them (tang/nn/maps.py)."""
 
 from __future__ import annotations
 
-import inspect
 import math
 import random
 import warnings
@@ -13,7 +12,7 @@ import pytest
 
 import tang.nn as nn
 from tang import tensor as ir
-from tang.nn import maps, ops
+from tang.nn import maps
 
 HAVE_NUMPY = "numpy" in nn.available_backends()
 BACKENDS = [
@@ -86,21 +85,8 @@ def test_each_element_wise_op_is_the_ir_op_and_its_derived_gradient(case, backen
 
 
 def test_no_element_wise_op_of_tang_nn_writes_a_derivative():
-    """The op classes of tang.nn.ops that still write a backward are the products,
-    reductions and moves (issue 23 moves them onto the IR too); none is element-wise, and
-    the one element-wise class, Map, derives every slope from the IR."""
-    written = {
-        name
-        for name, cls in vars(ops).items()
-        if inspect.isclass(cls)
-        and issubclass(cls, ops.Op)
-        and cls is not ops.Op
-        and "backward" in vars(cls)
-    }
-    assert written == {
-        "MatMul", "Linear", "HotLinear", "Sum", "Max", "LogSoftmax",
-        "Reshape", "Transpose", "BroadcastTo", "Gather", "Concat",
-    }  # fmt: skip
+    """The one element-wise class, Map, derives every slope from the IR (the other ops:
+    tests/test_nn_derived.py)."""
     x = nn.Tensor([0.5, -1.0], requires_grad=True)
     for spell, _, _, shapes, _ in CASES.values():
         assert isinstance(spell(*[x] * len(shapes))._op, maps.Map)

@@ -2,15 +2,14 @@
 Pyodide included) or ``"numpy"`` (desktop, optional import). A backend is picked per tensor
 (``backend=`` arguments) with a process-wide default (:func:`set_backend`).
 
-A backend is an object with a ``name`` and the array primitives the ops in
-:mod:`tang.nn.ops` are written in — making (``from_flat``, ``adopt``, ``full``, ``one_hot``,
-``copy``, ``to_flat``), element-wise (``map``: a tensor IR op's body or derived slope over
-whole arrays, see :mod:`tang.nn.maps`; ``add sub mul`` with broadcasting, ``exp log``),
-reductions (``sum amax`` over dims, ``sum_to`` a broadcast source's shape, ``argmax_flat``),
-moves (``broadcast_to reshape transpose gather_flat scatter_add_flat``), products (``matmul``
-with transpose flags, ``linear``: x·wᵀ + b in one pass, ``hot_matmul`` (+ b) and its gradient
-for one-hot inputs). The optimizers' updates are ``map`` too (:mod:`tang.nn.optim`). Arrays
-expose ``.shape``.
+A backend is an object with a ``name`` and the array primitives that the steps of
+:mod:`tang.nn.maps` and :mod:`tang.nn.derived` call — making (``from_flat``, ``adopt``,
+``full``, ``one_hot``, ``copy``, ``to_flat``), element-wise (``map``: a body of the tensor IR
+over whole arrays, broadcast, see :mod:`tang.nn.maps`; ``add``), reductions (``sum amax``
+over dims, ``sum_to`` a broadcast source's shape, ``argmax_flat``), moves (``broadcast_to
+reshape transpose gather_flat scatter_add_flat``), products (``matmul`` with transpose
+flags, ``hot_matmul`` (+ b) and its gradient for one-hot inputs). The optimizers' updates
+are ``map`` too (:mod:`tang.nn.optim`). Arrays expose ``.shape``.
 """
 
 from __future__ import annotations

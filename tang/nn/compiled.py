@@ -55,10 +55,7 @@ DEVICES = ("native", "browser", "cpu", REFERENCE)  # the names a device may be g
 # ── the op definitions: tang.nn modules and losses as comprehensions ──────────────────────
 def _linear(module: Linear, x: Tensor, params: Mapping[str, Tensor]) -> Tensor:
     """x·Wᵀ + b: a sum comprehension over the input features, then a broadcast add."""
-    from .. import tensor
-
-    y = tensor.matmul(x, params["weight"].T)
-    return y if module.bias is None else y + params["bias"]
+    return F.ir_linear(x, params["weight"], None if module.bias is None else params["bias"])
 
 
 def _elementwise(module: Elementwise, x: Tensor, params: Mapping[str, Tensor]) -> Tensor:

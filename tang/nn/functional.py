@@ -1,14 +1,14 @@
-"""Layers and losses as functions of tensors (PyTorch's ``torch.nn.functional``): each is a
-composition of tang.nn's ops (:mod:`tang.nn.maps`, :mod:`tang.nn.ops`), so none writes a
-backward of its own."""
+"""Layers and losses as functions of tensors (PyTorch's ``torch.nn.functional``): each is an
+op of the tensor IR or a composition of them (:mod:`tang.nn.maps`, :mod:`tang.nn.derived`),
+so none writes a backward of its own."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from . import ops
+from .derived import Derived
 from .maps import Map
-from .tensor import Tensor, _as_tensor, _int_grid, apply
+from .tensor import Tensor, _as_tensor, _int_grid, _wrap, apply
 
 
 def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
@@ -22,10 +22,17 @@ def linear(x: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     x2 = x if x.ndim == 2 else x.reshape(-1, weight.shape[1])
     params = (weight,) if bias is None else (weight, bias)
     if x2._hot is not None and not x2.requires_grad and x2.backend is weight.backend:
-        out = apply(ops.HotLinear(x2._hot), *params)
+        out = apply(Derived(ir_linear, hot={0: x2._hot}), x2, *params)
     else:
-        out = apply(ops.Linear(), x2, *params)
+        out = apply(Derived(ir_linear), x2, *params)
     return out if x.ndim == 2 else out.reshape(*lead, weight.shape[0])
+
+
+def ir_linear(x: Any, weight: Any, bias: Any = None) -> Any:
+    """x·weightᵀ + bias on tensors of the IR: the definition the eager op and the compiled
+    step (:mod:`tang.nn.compiled`) both run."""
+    out = x @ weight.T
+    return out if bias is None else out + bias
 
 
 def elementwise(op: str, *xs: Tensor) -> Tensor:
@@ -79,16 +86,17 @@ def cross_entropy(logits: Tensor, targets: Any, reduction: str = "mean") -> Tens
     if logits.ndim != 2:
         raise ValueError(f"cross_entropy: logits must be [N, C], not {logits.shape}")
     n, c = logits.shape
+    B = logits.backend
     flat, shape = _int_grid(targets)
     if len(flat) != n or len(shape) > 1:
         raise ValueError(f"cross_entropy: {n} rows of logits but targets shaped {shape}")
     for row, t in enumerate(flat):
         if not 0 <= t < c:
             raise ValueError(f"cross_entropy: target {t} in row {row} is not a class in [0, {c})")
-    picked = apply(
-        ops.Gather([row * c + t for row, t in enumerate(flat)], (n,)), logits.log_softmax(-1)
-    )
-    return _reduce(-picked, reduction)
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"reduction must be 'mean', 'sum' or 'none', not {reduction!r}")
+    classes = _wrap(B, B.from_flat([float(t) for t in flat], (n,)))
+    return apply(Derived("cross_entropy", None, reduction), logits, classes)
 
 
 def mse(prediction: Tensor, target: Any, reduction: str = "mean") -> Tensor:

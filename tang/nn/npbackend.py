@@ -49,6 +49,19 @@ class NumpyBackend:
     def copy(self, a: np.ndarray) -> np.ndarray:
         return a.copy()
 
+    def join(self, arrays) -> np.ndarray:
+        """The arrays' elements end to end, one flat array (an optimizer's one map)."""
+        return np.concatenate([a.reshape(-1) for a in arrays])
+
+    def split(self, flat, shapes: Sequence[Shape]) -> list[np.ndarray]:
+        """Views of ``flat`` shaped ``shapes``, end to end (the inverse of ``join``)."""
+        out, at = [], 0
+        for shape in shapes:
+            n = math.prod(shape)
+            out.append(flat[at : at + n].reshape(shape))
+            at += n
+        return out
+
     # -- element-wise --------------------------------------------------------------------
     def ieee(self) -> _Quiet:
         """Many ``map`` calls under one ``np.errstate`` (entering one costs about a
@@ -80,22 +93,6 @@ class NumpyBackend:
     def add(self, a, b):
         self._check(a, b)
         return _ieee(np.add, a, b)
-
-    def sub(self, a, b):
-        self._check(a, b)
-        return _ieee(np.subtract, a, b)
-
-    def mul(self, a, b):
-        self._check(a, b)
-        return _ieee(np.multiply, a, b)
-
-    def exp(self, a):
-        with np.errstate(over="ignore"):
-            return np.exp(a)
-
-    def log(self, a):
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.log(a)
 
     # -- reductions ----------------------------------------------------------------------
     def sum(self, a, dims: tuple[int, ...], keepdim: bool):
@@ -164,22 +161,14 @@ class NumpyBackend:
         return np.ascontiguousarray(a.transpose(perm))
 
     # -- products ------------------------------------------------------------------------
-    def matmul(self, a, b, ta: bool = False, tb: bool = False):
+    def matmul(self, a, b, ta: bool = False, tb: bool = False, bias=None):
         left = a.T if ta else a
         right = b.T if tb else b
         if left.shape[1] != right.shape[0]:
             raise ValueError(f"matmul: inner sizes differ ({left.shape[1]} and {right.shape[0]})")
-        return left @ right
-
-    def linear(self, x, w, b):
-        if x.shape[1] != w.shape[1]:
-            raise ValueError(f"matmul: inner sizes differ ({x.shape[1]} and {w.shape[1]})")
-        y = x @ w.T
-        if b is None:
-            return y
-        if b.shape != (w.shape[0],):
-            return self.add(y, b)
-        y += b  # in place on the fresh product: the bits of y + b, one array fewer
+        y = left @ right
+        if bias is not None:
+            y += bias  # in place on the fresh product: the bits of y + bias, one array fewer
         return y
 
     def hot_matmul(self, hot: list[list[int]], w, b=None):

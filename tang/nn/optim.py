@@ -226,6 +226,9 @@ class SGD(Optimizer):
                     p.data = B.map(plain, (p.data, g), p.shape, lr)
 
 
+MOMENTS = ("exp_avg", "exp_avg_sq")
+
+
 class Adam(Optimizer):
     """Adam (Kingma & Ba) with bias correction: β = (0.9, 0.999), ε = 1e-8 by default."""
 
@@ -271,8 +274,34 @@ class Adam(Optimizer):
                         s.update(step=0, exp_avg=B.full(p.shape, 0.0))
                         s["exp_avg_sq"] = B.full(p.shape, 0.0)
                     s["step"] += 1
+                if hasattr(B, "join") and len({s["step"] for _, s in group}) == 1:
+                    self._step_joined(B, group, update, rule.numbers(self.lr, group[0][1]["step"]))
+                    continue
+                for p, s in group:
                     arrays = (p.data, p.grad.data, s["exp_avg"], s["exp_avg_sq"])
                     numbers = rule.numbers(self.lr, s["step"])
                     # the moments are the optimizer's own: given up to hold the new ones
                     new = B.map(update, arrays, p.shape, numbers, (2, 3))
                     p.data, s["exp_avg"], s["exp_avg_sq"] = new
+
+    def _step_joined(self, B: Any, group: list, update: Any, numbers: tuple) -> None:
+        """Every parameter of ``group`` in one ``map`` over the arrays joined end to end (a
+        backend with ``join``: numpy), the same bits as one map each. Parameters and moments
+        stay views of the last step's joined arrays, which the next step reads again
+        unless something else was put in their place."""
+        kept = getattr(self, "_joined", None)
+        parts = ([p.data for p, _ in group], *([s[k] for _, s in group] for k in MOMENTS))
+        joined = []
+        for k, arrays in enumerate(parts):
+            same = kept is not None and len(kept[k][0]) == len(arrays)
+            same = same and all(a is b for a, b in zip(arrays, kept[k][0]))
+            joined.append(kept[k][1] if same else B.join(arrays))
+        grads = B.join([p.grad.data for p, _ in group])
+        flat = joined[0]
+        # the moments are the optimizer's own, joined or kept: given up to hold the new ones
+        new = B.map(update, (flat, grads, *joined[1:]), flat.shape, numbers, (2, 3))
+        shapes = [p.shape for p, _ in group]
+        views = [B.split(a, shapes) for a in new]
+        for (p, s), pv, mv, vv in zip(group, *views):
+            p.data, s["exp_avg"], s["exp_avg_sq"] = pv, mv, vv
+        self._joined = tuple(zip(views, new))

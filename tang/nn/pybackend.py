@@ -13,10 +13,8 @@ import math
 from collections.abc import Sequence
 from contextlib import AbstractContextManager, nullcontext
 from itertools import chain, repeat
-from operator import add, mul, sub
+from operator import add, mul
 from typing import Any
-
-from .. import ieee
 
 Shape = tuple[int, ...]
 
@@ -54,15 +52,6 @@ def broadcast_shape(a: Shape, b: Shape) -> Shape:
             raise ValueError(f"shapes {a} and {b} cannot be broadcast together")
         out.append(y if x == 1 else x)
     return tuple(out)
-
-
-def _map_guarded(fn, safe, data: list[float]) -> list[float]:
-    """``map(fn)`` at C speed, falling back to ``safe``, its ``tang.ieee`` version (inf/nan
-    instead of an exception), only when some element is out of ``fn``'s domain."""
-    try:
-        return list(map(fn, data))
-    except (OverflowError, ValueError):
-        return list(map(safe, data))
 
 
 class PyArray:
@@ -233,18 +222,6 @@ class PythonBackend:
     def add(self, a: PyArray, b: PyArray) -> PyArray:
         return self._binary(add, a, b)
 
-    def sub(self, a: PyArray, b: PyArray) -> PyArray:
-        return self._binary(sub, a, b)
-
-    def mul(self, a: PyArray, b: PyArray) -> PyArray:
-        return self._binary(mul, a, b)
-
-    def exp(self, a: PyArray) -> PyArray:
-        return PyArray(_map_guarded(math.exp, ieee.exp, a.data), a.shape)
-
-    def log(self, a: PyArray) -> PyArray:
-        return PyArray(_map_guarded(math.log, ieee.log, a.data), a.shape)
-
     # -- reductions ----------------------------------------------------------------------
     def sum(self, a: PyArray, dims: tuple[int, ...], keepdim: bool) -> PyArray:
         return self._reduce(a, dims, keepdim, sum)
@@ -328,52 +305,43 @@ class PythonBackend:
         return PyArray([d[i] for i in index], out_shape)
 
     # -- products ------------------------------------------------------------------------
-    def matmul(self, a: PyArray, b: PyArray, ta: bool = False, tb: bool = False) -> PyArray:
-        """aᵀ?·bᵀ? for 2-D arrays: each output is one dot product of a row and a column,
-        both read as contiguous lists (a column of a row-major matrix is a strided slice)."""
+    def matmul(
+        self,
+        a: PyArray,
+        b: PyArray,
+        ta: bool = False,
+        tb: bool = False,
+        bias: PyArray | None = None,
+    ) -> PyArray:
+        """aᵀ?·bᵀ? (+ ``bias``, one number per column) for 2-D arrays: each output is one dot
+        product of a row and a column, both read as contiguous lists (a column of a
+        row-major matrix is a strided slice); the bias joins each dot as it is made, the
+        bits of adding it after."""
         left = _cols(a) if ta else _rows(a)
         right = _rows(b) if tb else _cols(b)
         k_left = a.shape[0] if ta else a.shape[1]
         k_right = b.shape[1] if tb else b.shape[0]
         if k_left != k_right:
             raise ValueError(f"matmul: inner sizes differ ({k_left} and {k_right})")
+        shape = (len(left), len(right))
         if not k_left:
-            return PyArray([0.0] * (len(left) * len(right)), (len(left), len(right)))
-        return PyArray(self._products(left, right), (len(left), len(right)))
+            zeros = PyArray([0.0] * (shape[0] * shape[1]), shape)
+            return zeros if bias is None else self.add(zeros, bias)
+        return PyArray(self._products(left, right, None if bias is None else bias.data), shape)
 
-    def _products(self, left: list[list[float]], right: list[list[float]]) -> list[float]:
-        """Every row of ``left`` dotted with every row of ``right``, row-major; the inner
-        loop is a ``map`` (C), not a comprehension step per dot."""
+    def _products(
+        self, left: list[list[float]], right: list[list[float]], bias: list[float] | None
+    ) -> list[float]:
+        """Every row of ``left`` dotted with every row of ``right`` (+ ``bias``), row-major;
+        the inner loop is a ``map`` (C), not a comprehension step per dot."""
         out: list[float] = []
-        if self.dot is dot_map:  # the same sums, without a Python frame per dot
-            for r in left:
-                out += map(sum, map(map, repeat(mul), repeat(r), right))
-        else:
-            dot = self.dot
-            for r in left:
-                out += map(dot, repeat(r), right)
+        for r in left:
+            if self.dot is dot_map:  # the same sums, without a Python frame per dot
+                dots = map(sum, map(map, repeat(mul), repeat(r), right))
+            else:
+                dots = map(self.dot, repeat(r), right)
+            out += dots if bias is None else map(add, dots, bias)
         return out
-
-    def linear(self, x: PyArray, w: PyArray, b: PyArray | None) -> PyArray:
-        """x·wᵀ (+ b) for x [n, in], w [out, in], b [out]: the bias is added to each dot as
-        it is made (no product tensor, no broadcast copy of b), in the order of
-        ``add(matmul(x, w, tb=True), b)``."""
-        n_out, n_in = w.shape
-        if x.shape[1] != n_in:
-            raise ValueError(f"matmul: inner sizes differ ({x.shape[1]} and {n_in})")
-        if b is None or not n_in or b.shape != (n_out,):
-            y = self.matmul(x, w, tb=True)
-            return y if b is None else self.add(y, b)
-        rows, wrows, bias = _rows(x), _rows(w), b.data
-        out: list[float] = []
-        if self.dot is dot_map:
-            for r in rows:
-                out += map(add, map(sum, map(map, repeat(mul), repeat(r), wrows)), bias)
-        else:
-            dot = self.dot
-            for r in rows:
-                out += map(add, map(dot, repeat(r), wrows), bias)
-        return PyArray(out, (len(rows), n_out))
 
     def hot_matmul(self, hot: list[list[int]], w: PyArray, b: PyArray | None = None) -> PyArray:
         """x·wᵀ (+ b) for a 0/1 ``x`` given by its hot columns per row: each output row is

@@ -1,11 +1,11 @@
 """``Tensor``: an n-dimensional float64 array on one backend, with reverse-mode autograd.
 
 Every differentiable operation goes through :func:`apply`, which runs one op (an
-element-wise op of the tensor IR, :mod:`tang.nn.maps`, or one of :mod:`tang.nn.ops`) and,
-when gradients are wanted, records the op and its inputs on the result. ``loss.backward()``
-walks that record once, outputs before inputs (iteratively: no recursion, so deep graphs are
-fine in Pyodide's small stack), and leaves ``.grad`` on every leaf tensor that
-``requires_grad``.
+element-wise op of the tensor IR, :mod:`tang.nn.maps`, or any other, :mod:`tang.nn.derived`)
+and, when gradients are wanted, records the op and its inputs on the result.
+``loss.backward()`` walks that record once, outputs before inputs (iteratively: no
+recursion, so deep graphs are fine in Pyodide's small stack), and leaves ``.grad`` on every
+leaf tensor that ``requires_grad``.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from typing import Any
 
 from . import ops
 from .backend import Backend, get_backend
+from .derived import Derived
 from .maps import Map
 from .pybackend import broadcast_shape, size_of, strides_of
 
@@ -310,7 +311,9 @@ class Tensor:
             b = b.reshape(-1, 1)
         if a.ndim != 2 or b.ndim != 2:
             raise ValueError(f"matmul takes 1-D or 2-D tensors, not {self.shape} @ {other.shape}")
-        out = apply(ops.MatMul(), a, b)
+        if a.shape[1] != b.shape[0]:
+            raise ValueError(f"matmul: inner sizes differ ({a.shape[1]} and {b.shape[0]})")
+        out = apply(Derived("matmul"), a, b)
         if self.ndim == 1 and other.ndim == 1:
             return out.reshape(())
         if self.ndim == 1:
@@ -354,21 +357,21 @@ class Tensor:
 
     # -- reductions --------------------------------------------------------------------------
     def sum(self, dim: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
-        return apply(ops.Sum(self._dims(dim), keepdim), self)
+        return apply(Derived("sum", self._dims(dim), keepdim), self)
 
     def mean(self, dim: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
         dims = self._dims(dim)
         count = size_of(tuple(self.shape[d] for d in dims))
         if count == 0:
             raise ValueError("mean of an empty tensor")
-        return apply(ops.Sum(dims, keepdim), self) * (1.0 / count)
+        return apply(Derived("sum", dims, keepdim), self) * (1.0 / count)
 
     def max(self, dim: int | None = None, keepdim: bool = False) -> Tensor:
         """The largest values along ``dim`` (of everything when ``None``). Unlike PyTorch
         this returns the values only; :meth:`argmax` gives the positions."""
         if dim is None:
-            return apply(ops.Max(0, False), self.reshape(-1))
-        return apply(ops.Max(self._dim(dim), keepdim), self)
+            return apply(Derived("max", None, False), self)
+        return apply(Derived("max", self._dim(dim), keepdim), self)
 
     def argmax(self, dim: int | None = None) -> list[int]:
         """Positions of the first largest values along ``dim`` (row-major, as ints)."""
@@ -380,7 +383,7 @@ class Tensor:
         return [(i // inner) % n for i in self.backend.argmax_flat(self.data, d)]
 
     def log_softmax(self, dim: int = -1) -> Tensor:
-        return apply(ops.LogSoftmax(self._dim(dim)), self)
+        return apply(Derived("log_softmax", self._dim(dim)), self)
 
     def softmax(self, dim: int = -1) -> Tensor:
         return self.log_softmax(dim).exp()
@@ -388,7 +391,7 @@ class Tensor:
     # -- shapes and indexing -----------------------------------------------------------------
     def reshape(self, *shape: int | Sequence[int]) -> Tensor:
         target = _resolve_shape(shape, self.numel(), self.shape)
-        out = apply(ops.Reshape(target), self)
+        out = apply(Derived(_reshape, target), self)
         if self._hot is not None:
             out._hot = _reshape_hot(self._hot, self.shape, target)
         return out
@@ -403,24 +406,24 @@ class Tensor:
         perm = tuple(self._dim(d) for d in (dims[0] if len(dims) == 1 else dims))
         if sorted(perm) != list(range(self.ndim)):
             raise ValueError(f"permute needs each of the {self.ndim} dims once, not {perm}")
-        return apply(ops.Transpose(perm), self)
+        return apply(Derived(_permute, perm), self)
 
     def transpose(self, dim0: int = 0, dim1: int = 1) -> Tensor:
         perm = list(range(self.ndim))
         a, b = self._dim(dim0), self._dim(dim1)
         perm[a], perm[b] = perm[b], perm[a]
-        return apply(ops.Transpose(tuple(perm)), self)
+        return apply(Derived(_permute, tuple(perm)), self)
 
     @property
     def T(self) -> Tensor:
         return self.permute(*reversed(range(self.ndim)))
 
     def expand(self, *shape: int) -> Tensor:
-        return apply(ops.BroadcastTo(tuple(shape[0] if len(shape) == 1 else shape)), self)
+        return apply(Derived(_broadcast, tuple(shape[0] if len(shape) == 1 else shape)), self)
 
     def __getitem__(self, key: Any) -> Tensor:
         index, shape = _index_of(key, self.shape)
-        return apply(ops.Gather(index, shape), self)
+        return _picked(self, index, shape)
 
     def gather(self, dim: int, index: Any) -> Tensor:
         """PyTorch's ``gather``: ``out[i][j] = self[i][index[i][j]]`` for ``dim=1``."""
@@ -442,7 +445,7 @@ class Tensor:
             if not -limit <= k < limit:
                 raise IndexError(f"gather: index {k} at flat position {pos} out of range {limit}")
             out.append(b + (k % limit) * step)
-        return apply(ops.Gather(out, shape), self)
+        return _picked(self, out, shape)
 
     # -- helpers -----------------------------------------------------------------------------
     def _dim(self, d: int) -> int:
@@ -468,6 +471,38 @@ class Parameter(Tensor):
         self, data: Any, requires_grad: bool = True, backend: str | Backend | None = None
     ) -> None:
         super().__init__(data, requires_grad=requires_grad, backend=backend)
+
+
+def _reshape(a: Any, shape: Shape) -> Any:  # views of tang.tensor, as ops of Derived
+    return a.reshape(shape)
+
+
+def _permute(a: Any, perm: Shape) -> Any:
+    return a.permute(perm)
+
+
+def _broadcast(a: Any, shape: Shape) -> Any:
+    return a.broadcast_to(shape)
+
+
+def _picked(t: Tensor, index: list[int], shape: Shape) -> Tensor:
+    """``out[i] = t.flat[index[i]]`` shaped ``shape``: slicing, row picks, ``gather``;
+    the tensor IR's ``take`` with the positions as a constant tensor."""
+    B = t.backend
+    at = _wrap(B, B.from_flat([float(i) for i in index], (len(index),)))
+    return apply(Derived(_take_flat, shape), t, at)
+
+
+def _take_flat(a: Any, index: Any, shape: Shape) -> Any:
+    from ..tensor import take
+
+    return take(a.reshape(-1), index).reshape(shape)
+
+
+def _concat(*parts: Any) -> Any:
+    from ..tensor import concat
+
+    return concat(parts, 0)
 
 
 def _wrap(B: Backend, data: Any, requires_grad: bool = False, cls: type = Tensor) -> Any:
@@ -719,7 +754,7 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
     for t in tensors:
         if t.shape[1:] != rest:
             raise ValueError(f"cat: shapes {tensors[0].shape} and {t.shape} differ past dim 0")
-    return apply(ops.Concat(), *tensors)
+    return apply(Derived(_concat), *tensors)
 
 
 def broadcast_shapes(*shapes: Shape) -> Shape:

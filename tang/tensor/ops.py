@@ -304,14 +304,22 @@ def logsumexp(x: Tensor, axis: int = -1, keepdims: bool = False) -> Tensor:
 
 
 def log_softmax(x: Tensor, axis: int = -1) -> Tensor:
-    return x - logsumexp(x, axis, keepdims=True)
+    """(x − m) − log Σ exp(x − m) with m = max x (a constant to the gradient): the shift
+    is taken first, so a row of large equal logits gives −log n to the last bit."""
+    z = x - stop_gradient(max(x, axis, keepdims=True))
+    return z - log(sum(exp(z), axis, keepdims=True))
 
 
-def cross_entropy(logits: Tensor, targets: Tensor, weight: Tensor | None = None) -> Tensor:
+def cross_entropy(
+    logits: Tensor, targets: Tensor, weight: Tensor | None = None, reduction: str = "mean"
+) -> Tensor:
     """Mean over rows of -log softmax(logits)[row, target]; ``targets`` holds class
     numbers as floats (rows × 1 classes picked by comparing with the class index). With
     ``weight`` (N,), the sum of each row's loss times its weight instead: a compiled
-    trainer's per-sample weights (1/N in a full batch, 0 for padding rows)."""
+    trainer's per-sample weights (1/N in a full batch, 0 for padding rows). Without it,
+    ``reduction`` "sum" adds the rows' losses and "none" keeps them (N,)."""
+    if reduction not in ("mean", "sum", "none"):
+        raise TensorIRError(f"reduction must be 'mean', 'sum' or 'none', not {reduction!r}")
     if logits.ndim != 2 or targets.shape != logits.shape[:1]:
         raise TensorIRError(
             "cross_entropy takes logits (N, C) and targets (N,), "
@@ -325,7 +333,7 @@ def cross_entropy(logits: Tensor, targets: Tensor, weight: Tensor | None = None)
         index=True,
     )
     if weight is None:
-        return -mean(picked)
+        return -{"mean": mean, "sum": sum, "none": lambda p: p}[reduction](picked)
     return comprehend("", [(picked, "a"), (weight, "a")], lambda p, w: -(p * w))
 
 
