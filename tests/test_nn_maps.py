@@ -184,6 +184,14 @@ def test_a_body_runs_on_math_and_falls_back_to_ieee_where_math_raises():
     assert got[:2] == [0.0, -math.inf] and math.isnan(got[2])
     recip = maps.rule("div", (), 2).value.python
     assert recip([1.0, 1.0], [4.0, 0.0]) == [0.25, math.inf]
+    # the IR's exp is exp2(a·log2 e): math.pow(2, ·), tang.ieee.exp2's own bits, inf past it
+    from tang import ieee
+    from tang.expr.ops import LOG2E
+
+    exp = maps.rule("exp", (), 1).value.python
+    points = [-700.0, -1.5, 0.0, 0.3, 1.0, 700.0]
+    assert exp(points) == [ieee.exp2(p * LOG2E) for p in points]
+    assert exp([1.0, 2000.0]) == [ieee.exp2(LOG2E), math.inf]
 
 
 def test_work_on_the_per_call_numbers_is_done_once_before_the_comprehension():

@@ -238,13 +238,18 @@ _MATH = ("sqrt", "exp", "log", "log2", "sin", "cos")  # raise where tang.ieee's 
 @functools.cache
 def _printer(python: type, fast: bool) -> Any:
     """tang's Python printer, returning one value; ``fast`` spells ``_MATH`` as ``math``'s
-    functions and ``recip`` as ``1.0 / x``."""
-    from ..lower.base import C_OPS, call
+    functions, ``exp2`` as ``math.pow(2.0, x)`` and ``recip`` as ``1.0 / x``."""
+    from ..lower.base import ATOM, C_OPS, LOWEST, Op, call
 
     class OneValue(python):  # type: ignore[misc,valid-type]
         fn_return = "return {exprs}"
-        if fast:
-            ops = {**python.ops, "recip": C_OPS["recip"], **{f: call(f"_m{f}") for f in _MATH}}
+        if fast:  # tang.ieee's exp2 is math.pow(2, a) where that does not raise
+            ops = {
+                **python.ops,
+                "recip": C_OPS["recip"],
+                "exp2": Op("_mpow(2.0, {0})", ATOM, (LOWEST,)),
+                **{f: call(f"_m{f}") for f in _MATH},
+            }
 
     return OneValue()
 
@@ -322,6 +327,7 @@ def _comprehension(
         ]
     )
     namespace: dict[str, Any] = {f"_m{f}": getattr(math, f) for f in _MATH}
+    namespace["_mpow"] = math.pow
     exec(compile(source, "<tang.nn element-wise op>", "exec"), namespace)
     return namespace["f"]
 
