@@ -11,6 +11,7 @@ import re
 import pytest
 
 import tang.nn as nn
+from tang.nn.optim import MOMENTS
 from tang.nn.pybackend import DOTS, PythonBackend
 
 try:
@@ -398,6 +399,36 @@ def test_adam_is_written_once_and_every_executor_runs_the_same_bits(weight_decay
         p, m, v = out["next_p_w"], out["next_m_w"], out["next_v_w"]
     assert ([x for row in p for x in row], [x for row in m for x in row]) == want[:2]
     assert [x for row in v for x in row] == want[2]
+
+
+@needs_numpy
+def test_numpy_adam_runs_all_parameters_as_one_map_and_follows_a_replaced_parameter() -> None:
+    """On numpy one map updates every parameter (joined end to end): the same bits as the
+    Python backend's map per parameter, parameters and moments left as views of the joined
+    arrays; a parameter or moment put in place between steps is read, not the old view."""
+    rng = random.Random(11)
+    shapes = [(3, 4), (4,), (2, 2)]
+    start = [[rng.uniform(-1, 1) for _ in range(math.prod(s))] for s in shapes]
+    grads = [[[rng.uniform(-1, 1) for _ in range(math.prod(s))] for s in shapes] for _ in range(4)]
+    runs = {}
+    for backend in ("python", "numpy"):
+        params = [nn.Parameter(nn.tensor(f, backend=backend).reshape(*s).tolist(), backend=backend)
+                  for f, s in zip(start, shapes)]  # fmt: skip
+        opt = nn.Adam(params, lr=0.1)
+        for k, step in enumerate(grads):
+            if k == 2:  # between steps: a new value for one parameter and one moment
+                params[1].data = params[1].backend.from_flat([0.5, -0.5, 0.25, 0.0], (4,))
+                opt.state[2]["exp_avg"] = params[2].backend.full((2, 2), 0.125)
+            for p, g, s in zip(params, step, shapes):
+                p.grad = nn.tensor(g, backend=backend).reshape(*s)
+            opt.step()
+        runs[backend] = [p.flat() for p in params] + [
+            p.backend.to_flat(st[k]) for st, p in zip(opt.state, params) for k in MOMENTS
+        ]
+        if backend == "numpy":
+            joined = params[0].data.base
+            assert joined is not None and all(p.data.base is joined for p in params)
+    assert runs["numpy"] == runs["python"]
 
 
 @pytest.mark.parametrize("backend", ["python", pytest.param("numpy", marks=needs_numpy)])

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from contextvars import ContextVar
+from typing import Any
 
 import numpy as np
 
@@ -20,6 +21,7 @@ class NumpyBackend:
     """Array primitives over float64 ``numpy.ndarray``s."""
 
     name = "numpy"
+    _hot: tuple[Any, Any] = (None, None)  # the last hot lists and their index array
 
     def __repr__(self) -> str:
         return "NumpyBackend()"
@@ -177,12 +179,12 @@ class NumpyBackend:
             y = np.zeros((0, n_out))
         else:
             cols = w.T
-            width = len(hot[0])
-            if width and all(len(ks) == width for ks in hot):
+            index = self._hot_index(hot)
+            if index is not None:
                 # a gather of w's columns for every hot index, [n, width, out], summed over
                 # the window in index order (a reduction over a non-contiguous axis is a
                 # sequential sum: the Python backend's order)
-                y = np.add.reduce(cols[np.asarray(hot, dtype=np.intp)], axis=1)
+                y = np.add.reduce(cols[index], axis=1)
             else:
                 y = np.zeros((len(hot), n_out))
                 for r, ks in enumerate(hot):
@@ -195,15 +197,27 @@ class NumpyBackend:
         y += b
         return y
 
+    def _hot_index(self, hot: list[list[int]]) -> np.ndarray | None:
+        """``hot`` as an [n, width] index array when every row has the same width (else
+        None); the last one is kept, as a step's forward and backward read the same."""
+        if hot is self._hot[0]:
+            return self._hot[1]
+        width = len(hot[0]) if hot else 0
+        index = None
+        if width and all(len(ks) == width for ks in hot):
+            index = np.asarray(hot, dtype=np.intp)
+        self._hot = (hot, index)
+        return index
+
     def hot_matmul_grad(self, hot: list[list[int]], g, shape: Shape):
         """A scatter-add as one ``bincount``: entry (o, k) of the result sums g[r, o] over
         the rows r in which column k is hot, in row order (as ``np.add.at`` would, and the
         Python backend does), with no [in, out] buffer to transpose."""
         n_out, n_in = shape
-        width = len(hot[0]) if hot else 0
-        if width and all(len(ks) == width for ks in hot):
-            cols = np.asarray(hot, dtype=np.intp).ravel()
-            weights = np.repeat(g, width, axis=0)  # row r once per hot column, in order
+        index = self._hot_index(hot)
+        if index is not None:
+            cols = index.ravel()
+            weights = np.repeat(g, index.shape[1], axis=0)  # row r once per hot column
         else:
             rows = [r for r, ks in enumerate(hot) for _ in ks]
             cols = np.asarray([k for ks in hot for k in ks], dtype=np.intp)
