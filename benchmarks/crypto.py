@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -30,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from harness import fastest_interleaved
+from harness import once as harness_once
 
 from tang.crypto import mlkem
 
@@ -98,9 +98,7 @@ def contenders(p: mlkem.MLKEM) -> tuple[dict[str, dict[str, Callable[[], object]
 
 def batch(fn: Callable[[], object], seconds: float = 0.02) -> tuple[Callable[[], None], int]:
     """``fn`` repeated enough times to take about ``seconds``, and how many."""
-    start = time.perf_counter()
-    fn()
-    once = max(time.perf_counter() - start, 1e-7)
+    once = max(harness_once(fn)[0], 1e-7)
     n = max(1, round(seconds / once))
 
     def run() -> None:

@@ -17,11 +17,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+import harness  # benchmarks/harness.py (this script's folder is on sys.path)
 import numpy as np
 from llm_peers import DEFAULT_PROMPTS, transformers_reference
 
@@ -41,7 +41,7 @@ def compare(model: Llama, tokenizer: Tokenizer, want: dict, steps: int, label: s
         raise SystemExit(
             f"{label}: tang's tokenizer gives {ids}, transformers' {want['prompt_ids']}"
         )
-    worst, got, start = 0.0, [], time.perf_counter()
+    worst, got, watch = 0.0, [], harness.Stopwatch()
     position, step = 0, ids
     for k in range(steps):
         row = np.asarray(model.forward(step, position), dtype=np.float64)[-1]
@@ -54,7 +54,7 @@ def compare(model: Llama, tokenizer: Tokenizer, want: dict, steps: int, label: s
             f"{label} step {k + 1}/{steps}: token {token} "
             f"{'matches' if same else 'DIFFERS from ' + str(want['tokens'][k])}; "
             f"max |logit difference| so far {worst:.2e}; "
-            f"{time.perf_counter() - start:.0f} s",
+            f"{watch.elapsed():.0f} s",
             flush=True,
         )
         if not same:
@@ -66,7 +66,7 @@ def compare(model: Llama, tokenizer: Tokenizer, want: dict, steps: int, label: s
         "matched": matched,
         "steps": steps,
         "max_logit_difference": worst,
-        "seconds": time.perf_counter() - start,
+        "seconds": watch.elapsed(),
     }
 
 
