@@ -168,3 +168,16 @@ def test_a_program_is_built_once_per_op_shapes_and_wanted_gradients() -> None:
     assert (b @ nn.randn(4, 2, requires_grad=True))._op.program is not first
     assert first.backward[0][1].kind != "reference"
     assert isinstance((a.tanh())._op, maps.Map)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_retained_graph_runs_backward_twice(backend: str) -> None:
+    """``backward(retain_graph=True)`` keeps each op's forward buffers: a second pass adds
+    the same gradients again (PyTorch's accumulation)."""
+    x = nn.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True, backend=backend)
+    y = nn.cross_entropy(x @ x.T, [1, 0]) + (x @ x).sum()
+    y.backward(retain_graph=True)
+    once = x.grad.tolist()
+    y.backward()
+    assert x.grad.tolist() == [[2 * v for v in row] for row in once]
+    assert y._op is None  # released after the pass that does not retain it

@@ -80,11 +80,10 @@ class Derived(Op):
         return y if y.shape == prog.out_shape else B.reshape(y, prog.out_shape)
 
     def backward(self, B, g):
-        prog, env = self.program, self.env
-        env[SEED] = g
+        prog = self.program
+        env = {**self.env, SEED: g}  # the forward's buffers stay for another backward
         for name, step in prog.backward:
             env[name] = step(B, env)
-        self.env = {}
         grads = [None if name is None else env[name] for name in prog.grad_names]
         if prog.reshaped:  # a gradient computed over a finer shape of the same memory
             grads = [g if g is None else _reshaped(B, g, s) for g, (_, s) in zip(grads, prog.grads)]
