@@ -168,6 +168,10 @@ def test_a_program_is_built_once_per_op_shapes_and_wanted_gradients() -> None:
     assert (b @ nn.randn(4, 2, requires_grad=True))._op.program is not first
     assert first.backward[0][1].kind != "reference"
     assert isinstance((a.tanh())._op, maps.Map)
+    # the picked class of each row is read at its target (a gather), not compared with all
+    loss = nn.cross_entropy(a, [3, 0, 2])
+    kinds = {step.kind for _, step in [*loss._op.program.forward, *loss._op.program.backward]}
+    assert "gather" in kinds
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

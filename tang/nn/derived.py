@@ -408,75 +408,112 @@ def _matmul(comp: Any, shapes: dict, hot: set[str], bias: str | None = None) -> 
 
 
 def _picked(comp: Any, shapes: dict) -> Step | None:
-    """A sum over one axis ``r`` of a read kept only where ``r`` (or an output index) equals
-    a number read from an index buffer: a gather (``Σ_r where(p == r, a[…r…], 0)``) or its
-    adjoint, a scatter-add (``Σ_r g[r] · where(i == p[r], 1, 0)``), with the positions
-    read from the index buffer when the step runs. Another pattern: None."""
+    """A sum over one axis ``r`` whose body is zero unless ``r`` (or an output index)
+    equals a number read from an index buffer: the body at ``r = p`` alone, a gather
+    (``Σ_r where(p == r, v, 0)·f``: reads of ``r`` picked at the positions ``p`` gives), or
+    its adjoint, a scatter-add (``Σ_r g[r] · where(i == p[r], 1, 0)``), the positions read
+    from the index buffer when the step runs (a fallback to the whole sum where one is not
+    a whole number in range). Another pattern: None."""
     if len(comp.reduce) != 1:
         return None
     r = len(comp.index)
     body = comp.body[0]
-    value, test = None, body
-    if body.op == "mul":
-        value, test = body.args
-        if test.op != "select":
-            value, test = test, value
-    if test.op != "select" or test.args[0].op != "eq" or test.args[2].op != "const":
+    test = _pin_test(body, comp)
+    if test is None:
         return None
-    if test.args[2].value != 0.0:
-        return None
-    kept = test.args[1]
-    if value is None:
-        value = kept
-    elif kept.op != "const" or kept.value != 1.0:
-        return None
-    left, right = test.args[0].args
-    names = comp.names
-    if left.op == "var" and left.name in names:
-        left, right = right, left
-    if right.op != "var" or right.name not in names or left.op != "var" or value.op != "var":
-        return None
-    index, data = comp.reads.get(left.name), comp.reads.get(value.name)
-    if index is None or data is None:
-        return None
-    at = names.index(right.name)
+    select, free, index = test
+    at = comp.names.index(free.name)
+    fallback = _mapped(comp, shapes, "sum")
+    if at == r:
+        return _gather_pinned(comp, shapes, replace_nodes([body], {id(select): select.args[1]})[0],
+                              index, fallback)  # fmt: skip
     out = comp.shape
-    if at == r and not index.view.strides[r]:  # a gather: r pinned to the index's value
-        step_r = data.view.strides[r]
-        base = _positions(_without(data.view, r), None)
-        picks = _positions(_without(index.view, r), None)
-        size, n = math.prod(shapes[data.source]), comp.extents[r]
+    value = body.args[0] if body.args[1] is select else body.args[1]
+    if body.op != "mul" or select.args[1].op != "const" or select.args[1].value != 1.0:
+        return None
+    data = comp.reads.get(value.name) if value.op == "var" else None
+    if data is None or len(out) != 1 or at != 0 or not comp.extents[0]:
+        return None
+    if any(s for s in index.view.strides[:r]) or any(s for s in data.view.strides[:r]):
+        return None
+    picks = _positions(_only(index.view, r), None)
+    values = _positions(_only(data.view, r), None)
+    n = out[0]
 
-        def gather(B, env):
-            found = B.to_flat(env[index.source])
-            where = []
-            for b, k in zip(base, picks):
-                v = found[k]
-                if not (0 <= v < n and v == int(v)):  # nan and inf fail the range first
-                    return fallback(B, env)
-                where.append(b + int(v) * step_r)
-            return B.gather_flat(env[data.source], where, out)
+    def scatter(B, env):  # Σ_r g[r]·[i == p[r]]: a scatter-add of g at the positions p
+        found = B.to_flat(env[index.source])
+        where = [found[k] for k in picks]
+        if not all(0 <= v < n and v == int(v) for v in where):  # nan and inf fail first
+            return fallback(B, env)
+        g = B.gather_flat(env[data.source], values, (len(values),))
+        return B.scatter_add_flat(g, [int(v) for v in where], out)
 
-        fallback = _mapped(comp, shapes, "sum")
-        return _tagged("gather", gather) if size else None
-    if len(out) == 1 and at == 0 and comp.extents[0] > 0:  # a scatter-add over r
-        if any(s for s in index.view.strides[:r]) or any(s for s in data.view.strides[:r]):
-            return None
-        picks = _positions(_only(index.view, r), None)
-        values = _positions(_only(data.view, r), None)
-        n = out[0]
+    return _tagged("scatter_add", scatter)
 
-        def scatter(B, env):
-            found = B.to_flat(env[index.source])
-            where = [found[k] for k in picks]
-            if not all(0 <= v < n and v == int(v) for v in where):
-                return fallback(B, env)
-            g = B.gather_flat(env[data.source], values, (len(values),))
-            return B.scatter_add_flat(g, [int(v) for v in where], out)
 
-        fallback = _mapped(comp, shapes, "sum")
-        return _tagged("scatter_add", scatter)
-    return None
+def _pin_test(body: Node, comp: Any) -> tuple[Node, Node, Any] | None:
+    """In a product ``body``, the one factor ``where(p == v, value, 0)`` with ``v`` a domain
+    variable and ``p`` a read (that does not vary with the reduction when ``v`` is its
+    variable): (that factor, ``v``, ``p``'s read), else None."""
+    from ..tensor import Load
+
+    factors, stack = [], [body]
+    while stack:
+        node = stack.pop()
+        if node.op == "mul":
+            stack.extend(node.args)
+        else:
+            factors.append(node)
+    found = []
+    r = len(comp.index)
+    for f in factors:
+        if f.op != "select" or f.args[0].op != "eq" or f.args[2].op != "const":
+            continue
+        if f.args[2].value != 0.0:
+            continue
+        a, b = f.args[0].args
+        if a.op == "var" and a.name in comp.names:
+            a, b = b, a
+        read = comp.reads.get(a.name) if a.op == "var" else None
+        if b.op != "var" or b.name not in comp.names or not isinstance(read, Load):
+            continue
+        if b.name != comp.names[r] or not read.view.strides[r]:
+            found.append((f, b, read))
+    return found[0] if len(found) == 1 else None
+
+
+def _gather_pinned(comp: Any, shapes: dict, body: Node, index: Any, fallback: Step) -> Step:
+    """``body`` (the sum's body with its pin ``where(p == r, v, 0)`` replaced by ``v``) at
+    ``r = p`` over the output's domain: ``r`` is ``p``'s values, reads of ``r`` are gathered
+    at the positions they give, other reads broadcast as in ``_body``."""
+    r, out = len(comp.index), comp.shape
+    n, key = comp.extents[r], f"pin:{comp.name}"
+    picks = _positions(_without(index.view, r), None)
+    given: dict[str, Step] = {comp.names[r]: lambda B, env: B.from_flat(env[key], out)}
+    for leaf in topo_order([body]):
+        read = comp.reads.get(leaf.name) if leaf.op == "var" else None
+        if read is not None and read.view.strides[r]:
+            base = _positions(_without(read.view, r), None)
+            given[leaf.name] = _pinned_read(read.source, base, read.view.strides[r], key, out)
+    scalar, fetch = _body(comp, body, shapes, out, given)
+
+    def gather(B, env):
+        found = B.to_flat(env[index.source])
+        at = [found[k] for k in picks]
+        if not all(0 <= v < n and v == int(v) for v in at):  # nan and inf fail first
+            return fallback(B, env)
+        env[key] = at
+        arrays = [f(B, env) for f in fetch]
+        return arrays[0] if scalar.is_leaf else B.map(scalar, arrays, out)
+
+    return _tagged("gather", gather)
+
+
+def _pinned_read(source: str, base: list[int], stride: int, key: str, out: tuple) -> Step:
+    """A read at ``r = p``: its positions over the output's domain, ``p`` from ``env[key]``."""
+    return lambda B, env: B.gather_flat(
+        env[source], [b + int(v) * stride for b, v in zip(base, env[key])], out
+    )
 
 
 def _without(view: Any, axis: int) -> Any:
