@@ -438,12 +438,12 @@ def _picked(comp: Any, shapes: dict) -> Step | None:
         return None
     picks = _positions(_only(index.view, r), None)
     values = _positions(_only(data.view, r), None)
-    n = out[0]
+    valid = _whole_numbers(out[0])
 
     def scatter(B, env):  # Σ_r g[r]·[i == p[r]]: a scatter-add of g at the positions p
         found = B.to_flat(env[index.source])
         where = [found[k] for k in picks]
-        if not all(0 <= v < n and v == int(v) for v in where):  # nan and inf fail first
+        if not all(map(valid.__contains__, where)):
             return fallback(B, env)
         g = B.gather_flat(env[data.source], values, (len(values),))
         return B.scatter_add_flat(g, [int(v) for v in where], out)
@@ -487,7 +487,7 @@ def _gather_pinned(comp: Any, shapes: dict, body: Node, index: Any, fallback: St
     ``r = p`` over the output's domain: ``r`` is ``p``'s values, reads of ``r`` are gathered
     at the positions they give, other reads broadcast as in ``_body``."""
     r, out = len(comp.index), comp.shape
-    n, key = comp.extents[r], f"pin:{comp.name}"
+    valid, key = _whole_numbers(comp.extents[r]), f"pin:{comp.name}"
     picks = _positions(_without(index.view, r), None)
     given: dict[str, Step] = {comp.names[r]: lambda B, env: B.from_flat(env[key], out)}
     for leaf in topo_order([body]):
@@ -500,13 +500,19 @@ def _gather_pinned(comp: Any, shapes: dict, body: Node, index: Any, fallback: St
     def gather(B, env):
         found = B.to_flat(env[index.source])
         at = [found[k] for k in picks]
-        if not all(0 <= v < n and v == int(v) for v in at):  # nan and inf fail first
+        if not all(map(valid.__contains__, at)):
             return fallback(B, env)
         env[key] = at
         arrays = [f(B, env) for f in fetch]
         return arrays[0] if scalar.is_leaf else B.map(scalar, arrays, out)
 
     return _tagged("gather", gather)
+
+
+def _whole_numbers(n: int) -> frozenset[float]:
+    """0.0, 1.0, … n − 1 as floats: an index read from a buffer is valid when it is one
+    (nan, inf and fractions are not; the test is one C loop)."""
+    return frozenset(map(float, range(n)))
 
 
 def _pinned_read(source: str, base: list[int], stride: int, key: str, out: tuple) -> Step:

@@ -4,6 +4,7 @@ so both backends agree to rounding (1e-12 relative)."""
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from contextvars import ContextVar
@@ -22,6 +23,9 @@ class NumpyBackend:
 
     name = "numpy"
     _hot: tuple[Any, Any] = (None, None)  # the last hot lists and their index array
+
+    def __init__(self) -> None:
+        self._cuts: dict[tuple, list] = {}  # split's slices by shapes
 
     def __repr__(self) -> str:
         return "NumpyBackend()"
@@ -57,12 +61,13 @@ class NumpyBackend:
 
     def split(self, flat, shapes: Sequence[Shape]) -> list[np.ndarray]:
         """Views of ``flat`` shaped ``shapes``, end to end (the inverse of ``join``)."""
-        out, at = [], 0
-        for shape in shapes:
-            n = math.prod(shape)
-            out.append(flat[at : at + n].reshape(shape))
-            at += n
-        return out
+        cuts = self._cuts.get(tuple(shapes))
+        if cuts is None:
+            ends = list(itertools.accumulate(math.prod(s) for s in shapes))
+            cuts = self._cuts[tuple(shapes)] = [
+                (slice(end - math.prod(s), end), s) for s, end in zip(shapes, ends)
+            ]
+        return [flat[at].reshape(shape) for at, shape in cuts]
 
     # -- element-wise --------------------------------------------------------------------
     def ieee(self) -> _Quiet:
