@@ -595,10 +595,10 @@ def _reshape_hot(hot: list[list[int]], old: Shape, new: Shape) -> list[list[int]
     if width == 0 or new_width % width:
         return None
     group = new_width // width
-    if set(map(len, hot)) == {1}:  # straight from one_hot: one column per row
-        flat = [row[0] for row in hot]
-        offsets = range(0, new_width, width)
-        return [list(map(add, flat[r : r + group], offsets)) for r in range(0, len(flat), group)]
+    if hot and min(map(len, hot)) == max(map(len, hot)) == 1:  # straight from one_hot
+        offsets = list(range(0, new_width, width)) * (len(hot) // group)
+        flat = list(map(add, chain.from_iterable(hot), offsets))  # C loops, no row by row
+        return [flat[r : r + group] for r in range(0, len(flat), group)]
     return [
         [j * width + k for j, row in enumerate(hot[r : r + group]) for k in row]
         for r in range(0, len(hot), group)
