@@ -185,3 +185,15 @@ def test_a_retained_graph_runs_backward_twice(backend: str) -> None:
     y.backward()
     assert x.grad.tolist() == [[2 * v for v in row] for row in once]
     assert y._op is None  # released after the pass that does not retain it
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_tied_maxima_share_the_gradient(backend: str) -> None:
+    """The IR's rule for an extremum: the tied elements share its gradient evenly (as
+    PyTorch's amax does), so a row's weights sum to 1."""
+    x = nn.tensor([[1.0, 3.0, 3.0], [2.0, 2.0, 2.0]], requires_grad=True, backend=backend)
+    x.max(1).sum().backward()
+    assert x.grad.tolist() == [[0.0, 0.5, 0.5], [1 / 3, 1 / 3, 1 / 3]]
+    x.grad = None
+    x.max().backward()
+    assert x.grad.tolist() == [[0.0, 0.5, 0.5], [0.0, 0.0, 0.0]]

@@ -259,3 +259,18 @@ def test_a_read_that_repeats_keeps_its_sum_only_over_the_repeats() -> None:
     # sum), and solves its 4 features: not a sum over the 4·3·4 positions the read covers
     assert back["d_k"].reduce == (("r0", 2), ("r1", 3))
     assert "==" not in str(back["d_k"])
+
+
+def test_tied_extrema_share_their_gradient_evenly() -> None:
+    """max and min give each element equal to the total an equal share (PyTorch's amax and
+    amin): the weights of one total sum to 1, whatever the ties."""
+    x = np.array([[1, 3, 3, 0, 2], [5, 5, 5, 5, 5], [0, 1, 2, 3, 4], [-1, -1, 0, 0, -2.0]])
+    a = T.input("a", x.shape)
+    seed = np.array([1.0, 2.0, 3.0, 4.0])
+    for reduce, pick in ((T.max, np.max), (T.min, np.min)):
+        graph = T.grad(T.graph(y=reduce(a, 1)), "y")
+        for backend in ("numpy", "python"):
+            got = np.array(T.evaluate(graph, {"a": x, "d_y": seed}, backend=backend)["d_a"])
+            tied = x == pick(x, axis=1, keepdims=True)
+            assert np.array_equal(got, seed[:, None] * tied / tied.sum(1, keepdims=True))
+    assert got[1].tolist() == [0.4] * 5 and got[3].tolist() == [0.0, 0.0, 0.0, 0.0, 4.0]

@@ -368,7 +368,8 @@ class Tensor:
 
     def max(self, dim: int | None = None, keepdim: bool = False) -> Tensor:
         """The largest values along ``dim`` (of everything when ``None``). Unlike PyTorch
-        this returns the values only; :meth:`argmax` gives the positions."""
+        this returns the values only; :meth:`argmax` gives the positions. Tied elements
+        share the gradient evenly (PyTorch's ``amax``)."""
         if dim is None:
             return apply(Derived("max", None, False), self)
         return apply(Derived("max", self._dim(dim), keepdim), self)

@@ -44,7 +44,8 @@ class Monoid:
     """An associative combine over a state tuple with its identity. ``combine`` is a graph
     over the left state (variables named ``state``) and the right state (the same names
     with a prime); ``partial(total, element)`` gives d total / d element for one-component
-    monoids that have a derivative; ``numpy`` names numpy's reducer when there is one."""
+    monoids that have a derivative; ``numpy`` names numpy's reducer when there is one;
+    ``shared``: the partial picks the elements equal to the total, which share it evenly."""
 
     name: str
     state: tuple[str, ...]
@@ -52,6 +53,7 @@ class Monoid:
     combine: tuple[Node, ...]
     partial: Callable[[Node, Node], Node] | None = None
     numpy: str | None = None
+    shared: bool = False  # tang.tensor.grad divides by their count (PyTorch's amax)
 
     @property
     def arity(self) -> int:
@@ -69,6 +71,7 @@ def monoid(
     *,
     partial: Callable[[Node, Node], Node] | None = None,
     numpy: str | None = None,
+    shared: bool = False,
 ) -> Monoid:
     """A monoid from Python: ``combine(left, right)`` is traced once on variable nodes."""
     state = tuple(state)
@@ -84,7 +87,7 @@ def monoid(
     out = tuple(n if isinstance(n, Node) else const(n) for n in combine(left, right))
     if len(out) != len(state):
         raise TensorIRError(f"monoid {name!r}: combine returns {len(out)} values for {len(state)}")
-    return Monoid(name, state, tuple(float(v) for v in identity), out, partial, numpy)
+    return Monoid(name, state, tuple(float(v) for v in identity), out, partial, numpy, shared)
 
 
 SUM = monoid(
@@ -105,6 +108,7 @@ MAX = monoid(
     lambda a, b: [maximum(a[0], b[0])],
     partial=lambda t, e: _indicator(e, t),
     numpy="max",
+    shared=True,
 )
 MIN = monoid(
     "min",
@@ -113,12 +117,14 @@ MIN = monoid(
     lambda a, b: [minimum(a[0], b[0])],
     partial=lambda t, e: _indicator(e, t),
     numpy="min",
+    shared=True,
 )
 MONOIDS: dict[str, Monoid] = {m.name: m for m in (SUM, PROD, MAX, MIN)}
 
 
 def _indicator(a: Node, b: Node) -> Node:
-    """1 where the element is the extremum (every tied element gets the gradient), else 0."""
+    """1 where the element is the extremum, else 0 (tied elements share the gradient:
+    ``Monoid.shared``)."""
     return select(eq(a, b), 1.0, 0.0)
 
 

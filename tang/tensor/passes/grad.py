@@ -18,7 +18,7 @@ import math
 from collections.abc import Sequence
 
 from ...expr.grad import backward
-from ...expr.graph import Node, const, eq, le, lt, mul, select
+from ...expr.graph import Node, const, eq, le, lt, maximum, mul, select
 from ..comprehension import (
     SUM,
     Comprehension,
@@ -83,11 +83,17 @@ def grad(
         if parts is None or c.name not in depends:
             continue
         total = _total(parts, c.shape, fresh(f"d_{c.name}"), comps, shapes)
+        ties = None
+        if c.reduce and c.monoid is not None and c.monoid.shared:
+            tied = _tie_count(c, fresh(f"n_{c.name}"), shapes)
+            comps.append(tied)
+            shapes[tied.name] = tied.shape
+            ties = tied.name
         for read_name, read in c.reads.items():
             if not isinstance(read, Load) or read.source not in depends:
                 continue
             contribution = _contribution(
-                c, total, read_name, read, shapes, fresh(f"d_{read.source}")
+                c, total, read_name, read, shapes, fresh(f"d_{read.source}"), ties
             )
             if contribution is not None:
                 comps.append(contribution)
@@ -134,10 +140,35 @@ def _total(parts: list[str], shape, name: str, comps: list, shapes: dict) -> str
     return name
 
 
+def _tie_count(c: Comprehension, name: str, shapes: dict) -> Comprehension:
+    """How many elements of each of ``c``'s reductions equal its total (an extremum's ties,
+    which share its gradient)."""
+    reads = Reads(c.names, shapes)
+    rank = len(c.shape)
+    total = contiguous_load(reads, c.name, c.shape, range(rank), c.extents)
+    body = select(eq(c.body[0], total), 1.0, 0.0)
+    return dataclasses.replace(
+        c,
+        name=name,
+        reads={**c.reads, **reads.reads},
+        shapes={**c.shapes, c.name: c.shape},
+        body=(body,),
+        monoid=SUM,
+        stop_gradient=True,
+    ).validate()
+
+
 def _contribution(
-    c: Comprehension, adjoint: str, read_name: str, read: Load, shapes: dict, name: str
+    c: Comprehension,
+    adjoint: str,
+    read_name: str,
+    read: Load,
+    shapes: dict,
+    name: str,
+    ties: str | None = None,
 ) -> Comprehension | None:
-    """What ``read`` of ``c`` adds to the adjoint of its source (None when nothing)."""
+    """What ``read`` of ``c`` adds to the adjoint of its source (None when nothing);
+    ``ties``: the buffer counting the elements that share each total's gradient."""
     if c.epilogue is not None or any(isinstance(r, Inline) for r in c.reads.values()):
         raise TensorIRError(
             f"grad: {c.name} has an epilogue or inline reads; differentiate before fuse"
@@ -156,12 +187,16 @@ def _contribution(
             raise TensorIRError(f"grad: the monoid of {c.name} ({c.monoid.name}) has no derivative")  # type: ignore[union-attr]
         total = contiguous_load(reads, c.name, c.shape, range(rank), c.extents)
         weight = rule(total, c.body[0])
+        if ties is not None:  # shared by the tied elements (none where the total is nan)
+            tied = contiguous_load(reads, ties, c.shape, range(rank), c.extents)
+            weight = weight / maximum(tied, 1.0)
         if not (weight.op == "const" and weight.value == 1.0):
             term = mul(term, weight)
     extended = dataclasses.replace(
         c,
         reads={**c.reads, **reads.reads},
-        shapes={**c.shapes, adjoint: shapes[adjoint], c.name: c.shape},
+        shapes={**c.shapes, adjoint: shapes[adjoint], c.name: c.shape}
+        | ({ties: c.shape} if ties else {}),
         body=(term,),
         monoid=None,
         reduce=c.reduce,
