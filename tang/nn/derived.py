@@ -301,6 +301,7 @@ def _arranger(
             a = s(B, a)
         return a
 
+    arrange.identity = not steps  # type: ignore[attr-defined]
     return arrange
 
 
@@ -326,6 +327,8 @@ def _copy(comp: Any, read: Any, source: list | None, shape: tuple[int, ...]) -> 
         index = _positions(read.view, math.prod(shape))
         return lambda B, env: B.gather_flat(env[name], index, out)
     arrange = _arranger(source, shape, range(len(out)), out)
+    if arrange.identity and shape == out:  # the same array
+        return lambda B, env: env[name]
 
     def step(B, env):
         a = arrange(B, env[name])
@@ -344,6 +347,10 @@ def _reduce_read(comp: Any, name: str, source: list, kind: str) -> Step:
     arrange = _arranger(rest, kept_shape, range(first), comp.shape)
     out = comp.shape
     reducer = "sum" if kind == "sum" else "amax"
+    if dims and kept_shape == out and arrange.identity:  # the reduction alone
+        if kind == "sum":
+            return lambda B, env: B.sum(env[name], dims, False)
+        return lambda B, env: B.amax(env[name], dims, False)
 
     def step(B, env):
         a = getattr(B, reducer)(env[name], dims, False) if dims else env[name]
