@@ -122,6 +122,9 @@ def test_the_translation_covers_fused_chains_epilogues_and_indices(backend: str)
     def take_rows(a, i):
         return ir.take(a, i)
 
+    def row_products(a):
+        return ir.prod(a, 1)
+
     rng = np.random.default_rng(7)
     cases = [
         (rms, [(3, 4), (4,)], None),
@@ -129,6 +132,7 @@ def test_the_translation_covers_fused_chains_epilogues_and_indices(backend: str)
         (take_rows, [(6, 2), (4,)], [5.0, 0.0, 5.0, 2.0]),
         (take_rows, [(6,), (3,)], [1.0, 7.0, 2.5]),  # out of range and fractional: zeros
         (take_rows, [(6,), (2,)], [float("nan"), float("inf")]),
+        (row_products, [(2, 3)], None),  # a product monoid: the reference evaluator's
     ]
     for define, shapes, index in cases:
         data = [rng.standard_normal(s) for s in shapes]
@@ -151,6 +155,8 @@ def test_the_translation_covers_fused_chains_epilogues_and_indices(backend: str)
         )
         got = np.array(B.to_flat(y)).reshape(y.shape)
         assert np.allclose(got, want["y"], rtol=1e-12, atol=1e-12), define.__name__
+        forward_kinds = [step.kind for _, step in op.program.forward]
+        assert ("reference" in forward_kinds) == (define is row_products), forward_kinds
         for k, g in enumerate(grads):
             if needs[k]:
                 got = np.array(B.to_flat(g)).reshape(g.shape)

@@ -207,8 +207,8 @@ def test_one_hot_linear_is_a_gather_with_a_scatter_add_gradient(backend) -> None
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_fused_kernels_give_the_bits_of_the_ops_they_fuse(backend) -> None:
-    """The one-hot gather (+ b) and its scatter-add gradient add in the same order as the
-    unfused ops: equal to the last bit."""
+    """matmul with a bias (joined to each dot), the one-hot gather (+ b) and its scatter-add
+    gradient add in the same order as the unfused ops: equal to the last bit."""
     B = nn.get_backend(backend)
     rng = random.Random("fused")
 
@@ -216,6 +216,9 @@ def test_fused_kernels_give_the_bits_of_the_ops_they_fuse(backend) -> None:
         return B.from_flat([rng.uniform(-1, 1) for _ in range(math.prod(shape))], shape)
 
     x, w, b, g = arr(5, 7), arr(4, 7), arr(4), arr(6, 4)
+    for ta, tb, left, right in [(False, True, x, w), (True, False, arr(7, 5), arr(7, 4))]:
+        product = B.matmul(left, right, ta, tb)
+        assert B.to_flat(B.matmul(left, right, ta, tb, b)) == B.to_flat(B.add(product, b))
     hot = [[rng.randrange(7) for _ in range(3)] for _ in range(6)]
     hot[2] = list(hot[0])  # repeated columns add up
     plain = B.hot_matmul(hot, w)

@@ -209,23 +209,16 @@ def _input(name: str, shape: tuple[int, ...]) -> Any:
 def translate(comp: Any, shapes: dict[str, tuple[int, ...]], hot: set[str]) -> Step:
     """The step computing ``comp`` from the arrays of the buffers it reads (the module
     docstring lists the cases, tried in order). Its ``kind`` names the case taken."""
-    step = _translate(comp, shapes, hot)
-    if not hasattr(step, "kind"):
-        step.kind = step.__qualname__.split(".")[0].strip("_")  # type: ignore[attr-defined]
-    return step
-
-
-def _translate(comp: Any, shapes: dict[str, tuple[int, ...]], hot: set[str]) -> Step:
     from ..tensor import Load
 
     if not math.prod(comp.extents):  # an empty domain: the monoid's identity, or nothing
         fill = comp.monoid.identity[0] if comp.reduce else 0.0
         return _tagged("empty", lambda B, env: B.full(comp.shape, fill))
     if not all(isinstance(r, Load) for r in comp.reads.values()):
-        return _reference(comp, shapes)
+        return _tagged("reference", _reference(comp, shapes))
     kind = comp.monoid.name if comp.reduce else None
     if kind not in (None, "sum", "max") or (comp.epilogue is not None and comp.monoid.arity > 1):
-        return _reference(comp, shapes)
+        return _tagged("reference", _reference(comp, shapes))
     if comp.epilogue is not None:
         bare = dataclasses.replace(comp, epilogue=None)
         bias = _bias(comp, shapes) if kind == "sum" else None
@@ -238,14 +231,14 @@ def _translate(comp: Any, shapes: dict[str, tuple[int, ...]], hot: set[str]) -> 
         read = comp.reads[body.name]
         source = _source_axes(read.view, shapes[read.source], comp.extents)
         if kind is None:
-            return _copy(comp, read, source, shapes[read.source])
+            return _tagged("copy", _copy(comp, read, source, shapes[read.source]))
         if source is not None and _reads_every_reduced(comp, source):
-            return _reduce_read(comp, read.source, source, kind)
+            return _tagged("reduce_read", _reduce_read(comp, read.source, source, kind))
     if kind == "sum":
         special = _matmul(comp, shapes, hot) or _picked(comp, shapes)
         if special is not None:
             return special
-    return _mapped(comp, shapes, kind)
+    return _tagged("mapped", _mapped(comp, shapes, kind))
 
 
 def _source_axes(view: Any, shape: tuple[int, ...], extents: tuple[int, ...]) -> list | None:
@@ -410,8 +403,8 @@ def _matmul(comp: Any, shapes: dict, hot: set[str], bias: str | None = None) -> 
             "hot_matmul_grad", lambda B, env: B.hot_matmul_grad(env["hot:" + b], env[a], out)
         )
     if bias is None:
-        return lambda B, env: B.matmul(env[a], env[b], ta, tb)
-    return lambda B, env: B.matmul(env[a], env[b], ta, tb, env[bias])
+        return _tagged("matmul", lambda B, env: B.matmul(env[a], env[b], ta, tb))
+    return _tagged("matmul", lambda B, env: B.matmul(env[a], env[b], ta, tb, env[bias]))
 
 
 def _picked(comp: Any, shapes: dict) -> Step | None:
@@ -639,27 +632,18 @@ def _arranged(name: str, arrange):
 
 
 def _reference(comp: Any, shapes: dict[str, tuple[int, ...]]) -> Step:
-    """``comp`` by the IR's reference evaluator (flat lists in and out): what no primitive
-    covers."""
+    """``comp`` by the IR's reference evaluator: what no primitive covers."""
     from ..tensor import TensorGraph, evaluate
+    from ..tensor.evaluate import _flatten, _nest
 
     graph = TensorGraph({s: shapes[s] for s in sorted(comp.sources())}, [comp], [comp.name])
 
     def step(B, env):
-        values = {s: B.to_flat(env[s]) for s in graph.inputs}
+        values = {s: _nest(B.to_flat(env[s]), shape) for s, shape in graph.inputs.items()}
         nested = evaluate(graph, values, backend="python")[comp.name]
-        return B.from_flat(_flat(nested), comp.shape)
+        return B.from_flat(_flatten(nested, comp.shape, comp.name), comp.shape)
 
     return step
-
-
-def _flat(nested: Any) -> list[float]:
-    if not isinstance(nested, list):
-        return [nested]
-    out: list[float] = []
-    for item in nested:
-        out.extend(_flat(item))
-    return out
 
 
 def _tagged(kind: str, step: Step) -> Step:

@@ -22,9 +22,9 @@ class NumpyBackend:
     """Array primitives over float64 ``numpy.ndarray``s."""
 
     name = "numpy"
-    _hot: tuple[Any, Any] = (None, None)  # the last hot lists and their index array
 
     def __init__(self) -> None:
+        self._hot: tuple[Any, Any] = (None, None)  # the last hot lists and their index array
         self._cuts: dict[tuple, list] = {}  # split's slices by shapes
 
     def __repr__(self) -> str:

@@ -244,6 +244,7 @@ class Adam(Optimizer):
         self.betas = (float(betas[0]), float(betas[1]))
         self.eps = float(eps)
         self.weight_decay = float(weight_decay)
+        self._joined: tuple | None = None  # the last joined step's (views, array) per part
 
     def hyper(self) -> dict[str, Any]:
         return {
@@ -289,7 +290,7 @@ class Adam(Optimizer):
         backend with ``join``: numpy), the same bits as one map each. Parameters and moments
         stay views of the last step's joined arrays, which the next step reads again
         unless something else was put in their place."""
-        kept = getattr(self, "_joined", None)
+        kept = self._joined
         parts = ([p.data for p, _ in group], *([s[k] for _, s in group] for k in MOMENTS))
         joined = []
         for k, arrays in enumerate(parts):
