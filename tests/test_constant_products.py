@@ -32,12 +32,13 @@ CONSTANTS = st.sampled_from(["0.5", "2", "3", "1.5", "0.25", "7", "0.1"])
 
 # a float literal as any backend spells it (1.0, 2.5e-3, 0.6931472f), not a digit of t0
 LITERAL = r"(?<![\w.])\d+(?:\.\d*)?(?:e[-+]?\d+)?f?(?![\w.(])"
-# c·(d·…), c·d and c·(… · d) and (d · …)·c: two constant factors of one product
+# c·(d·…), c·d and c·(… · d) and (d · …)·c: two constant factors of one product (a
+# parenthesised group counts only when it is itself one product: c·(d·x + y) is a sum)
 TWO_CONSTANTS = [
-    re.compile(rf"{LITERAL} \* \({LITERAL} \*"),
+    re.compile(rf"{LITERAL} \* (\(){LITERAL} \*"),
     re.compile(rf"{LITERAL} \* {LITERAL}"),
-    re.compile(rf"{LITERAL} \* \([^()]* \* {LITERAL}\)"),
-    re.compile(rf"\({LITERAL} \* [^()]*\) \* {LITERAL}"),
+    re.compile(rf"{LITERAL} \* (\()[^()]* \* {LITERAL}\)"),
+    re.compile(rf"(\(){LITERAL} \* [^()]*\) \* {LITERAL}"),
 ]
 
 
@@ -84,7 +85,32 @@ EXPRESSIONS = st.recursive(VARIABLES, _expression, max_leaves=12)
 
 def constant_products(source: str) -> list[str]:
     """The spots in ``source`` where one product has two constant factors."""
-    return [m.group(0) for pattern in TWO_CONSTANTS for m in pattern.finditer(source)]
+    return [
+        m.group(0)
+        for pattern in TWO_CONSTANTS
+        for m in pattern.finditer(source)
+        if pattern.groups == 0 or _one_product(source, m.start(1))
+    ]
+
+
+def _one_product(source: str, open_at: int) -> bool:
+    """Whether the group opened at ``source[open_at]`` is one product: no + or − outside
+    the parentheses nested in it."""
+    depth = 0
+    for k in range(open_at, len(source)):
+        depth += (source[k] == "(") - (source[k] == ")")
+        if depth == 0:
+            return True
+        if depth == 1 and source[k : k + 3] in (" + ", " - "):
+            return False
+    return True
+
+
+def test_a_sum_in_parentheses_is_not_a_product_of_constants() -> None:
+    assert constant_products("0.5f * (0.5f * x + t0)") == []
+    assert constant_products("(2.0 * x - y) * 0.5") == []
+    assert constant_products("0.5f * (0.5f * exp(x + y))") == ["0.5f * (0.5f *"]
+    assert constant_products("(2.0 * x) * 0.5") == ["(2.0 * x) * 0.5"]
 
 
 def _python_value(fn, x: float, y: float) -> float | None:
