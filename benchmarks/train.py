@@ -7,7 +7,8 @@ Python ≤ 1.5 s per epoch in CPython.
 
 Each contender trains E epochs (default 2) from the Poet's seeded start, R times (default 3),
 the contenders taking turns so a busy machine slows each alike; the figure is the fastest
-run's seconds per epoch. Every epoch's mean loss is printed, so one can see that all three
+run's seconds per epoch. Every contender draws each epoch's batch order (tang's DataLoader
+shuffle) inside its clock. Every epoch's mean loss is printed, so one can see that all three
 trained the same thing. PyTorch is optional (``pip install torch``): without it the
 line says so. float64 everywhere (tang.nn's only dtype); PyTorch gets one thread unless
 ``--torch-threads`` says otherwise (tang is single-threaded, and for a model this small
@@ -91,15 +92,16 @@ def train_torch(epochs: int) -> tuple[float, list[float]]:
     optimizer = torch.optim.Adam(model.parameters(), lr=0.005)
     windows = torch.tensor([w for w, _ in loader.dataset])
     targets = torch.tensor([t for _, t in loader.dataset])
-    orders = [
-        [torch.tensor(loader.indices(e, i)) for i in range(len(loader))] for e in range(epochs)
-    ]
+    size = loader.batch_size
 
     def fit() -> list[float]:
         losses = []
         for epoch in range(epochs):
             total = 0.0
-            for index in orders[epoch]:
+            # tang's DataLoader order, drawn inside the clock as tang's own contenders draw it
+            order = torch.tensor(loader.order(epoch))
+            for start in range(0, len(order), size):
+                index = order[start : start + size]
                 x = torch.nn.functional.one_hot(windows[index], 30).reshape(len(index), 240)
                 loss = torch.nn.functional.cross_entropy(model(x.double()), targets[index])
                 optimizer.zero_grad()

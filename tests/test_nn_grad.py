@@ -12,6 +12,7 @@ from collections.abc import Callable
 import pytest
 
 import tang.nn as nn
+from tang.nn.hot import Hot
 from tang.nn.pybackend import DOTS, PythonBackend
 
 BACKENDS = [pytest.param(PythonBackend(dot), id=f"python-{dot}") for dot in sorted(DOTS)]
@@ -219,10 +220,12 @@ def test_fused_kernels_give_the_bits_of_the_ops_they_fuse(backend) -> None:
     for ta, tb, left, right in [(False, True, x, w), (True, False, arr(7, 5), arr(7, 4))]:
         product = B.matmul(left, right, ta, tb)
         assert B.to_flat(B.matmul(left, right, ta, tb, b)) == B.to_flat(B.add(product, b))
-    hot = [[rng.randrange(7) for _ in range(3)] for _ in range(6)]
-    hot[2] = list(hot[0])  # repeated columns add up
+    rows = [[rng.randrange(7) for _ in range(3)] for _ in range(6)]
+    rows[2] = list(rows[0])  # repeated columns add up
+    hot = Hot.from_rows(rows)
+    assert hot.rows() == rows
     plain = B.hot_matmul(hot, w)
-    expected = [sum(B.to_flat(w)[o * 7 + k] for k in ks) for ks in hot for o in range(4)]
+    expected = [sum(B.to_flat(w)[o * 7 + k] for k in ks) for ks in rows for o in range(4)]
     assert B.to_flat(plain) == expected  # the hot columns summed in the order listed
     assert B.to_flat(B.hot_matmul(hot, w, b)) == B.to_flat(B.add(plain, b))
     grad = B.to_flat(B.hot_matmul_grad(hot, g, (4, 7)))
@@ -230,7 +233,7 @@ def test_fused_kernels_give_the_bits_of_the_ops_they_fuse(backend) -> None:
     for o in range(4):
         for k in range(7):
             acc = 0.0
-            for r, ks in enumerate(hot):  # row order, once per time k is hot in the row
+            for r, ks in enumerate(rows):  # row order, once per time k is hot in the row
                 for kk in ks:
                     if kk == k:
                         acc += gf[r * 4 + o]

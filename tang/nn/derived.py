@@ -30,6 +30,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..expr.graph import Node, replace_nodes, topo_order, var
+from .hot import Hot
 from .maps import Scalar
 from .ops import Op
 
@@ -50,13 +51,13 @@ class Derived(Op):
         self,
         define: str | Callable[..., Any],
         *params: Any,
-        hot: dict[int, list[list[int]]] | None = None,
+        hot: dict[int, Hot] | None = None,
     ) -> None:
         self.define, self.params, self.hot = define, params, hot or {}
 
     def forward(self, B, *xs):
         shapes = tuple([x.shape for x in xs])
-        key = (self.define, self.params, shapes, self.needs, tuple(self.hot))
+        key = (self.define, self.params, shapes, self.needs, tuple(self.hot) if self.hot else ())
         prog = _PROGRAMS.get(key)
         if prog is None:
             if len(_PROGRAMS) >= PROGRAMS_KEPT:
@@ -66,8 +67,9 @@ class Derived(Op):
             )
         self.program = prog
         env: Env = dict(zip(prog.inputs, xs))
-        for k, hot in self.hot.items():
-            env[f"hot:x{k}"] = hot
+        if self.hot:
+            for k, hot in self.hot.items():
+                env[f"hot:x{k}"] = hot
         if prog.maps:
             with B.ieee():  # one IEEE context for the op's maps, not one per map
                 for name, step in prog.forward:

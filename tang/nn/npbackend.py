@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from .hot import Hot
 from .pybackend import broadcast_shape
 
 Shape = tuple[int, ...]
@@ -24,7 +25,7 @@ class NumpyBackend:
     name = "numpy"
 
     def __init__(self) -> None:
-        self._hot: tuple[Any, Any] = (None, None)  # the last hot lists and their index array
+        self._hot: tuple[Any, Any, dict] = (None, None, {})  # the last Hot, its index array
         self._cuts: dict[tuple, list] = {}  # split's slices by shapes
 
     def __repr__(self) -> str:
@@ -178,59 +179,38 @@ class NumpyBackend:
             y += bias  # in place on the fresh product: the bits of y + bias, one array fewer
         return y
 
-    def hot_matmul(self, hot: list[list[int]], w, b=None):
-        n_out = w.shape[0]
-        if not hot:
-            y = np.zeros((0, n_out))
-        else:
-            cols = w.T
-            index = self._hot_index(hot)
-            if index is not None:
-                # a gather of w's columns for every hot index, [n, width, out], summed over
-                # the window in index order (a reduction over a non-contiguous axis is a
-                # sequential sum: the Python backend's order)
-                y = np.add.reduce(cols[index], axis=1)
-            else:
-                y = np.zeros((len(hot), n_out))
-                for r, ks in enumerate(hot):
-                    for k in ks:
-                        y[r] += cols[k]
+    def hot_matmul(self, hot: Hot, w, b=None):
+        # a gather of w's columns for every hot index, [n, width, out], summed over the
+        # window in index order (a reduction over a non-contiguous axis is a sequential
+        # sum: the Python backend's order)
+        y = np.add.reduce(w.T[self._hot_index(hot)], axis=1)
         if b is None:
             return y
-        if b.shape != (n_out,):
+        if b.shape != (w.shape[0],):
             return self.add(y, b)
         y += b
         return y
 
-    def _hot_index(self, hot: list[list[int]]) -> np.ndarray | None:
-        """``hot`` as an [n, width] index array when every row has the same width (else
-        None); the last one is kept, as a step's forward and backward read the same."""
-        if hot is self._hot[0]:
-            return self._hot[1]
-        width = len(hot[0]) if hot else 0
-        index = None
-        if width and all(len(ks) == width for ks in hot):
-            index = np.asarray(hot, dtype=np.intp)
-        self._hot = (hot, index)
-        return index
+    def _hot_index(self, hot: Hot) -> np.ndarray:
+        """``hot`` as an [n, width] index array; the last one is kept, as a step's forward
+        and backward read the same."""
+        if hot is not self._hot[0]:
+            index = np.asarray(hot.values, dtype=np.intp).reshape(len(hot), hot.width)
+            self._hot = (hot, index + np.asarray(hot.offsets, dtype=np.intp), {})
+        return self._hot[1]
 
-    def hot_matmul_grad(self, hot: list[list[int]], g, shape: Shape):
+    def hot_matmul_grad(self, hot: Hot, g, shape: Shape):
         """A scatter-add as one ``bincount``: entry (o, k) of the result sums g[r, o] over
         the rows r in which column k is hot, in row order (as ``np.add.at`` would, and the
         Python backend does), with no [in, out] buffer to transpose."""
         n_out, n_in = shape
         index = self._hot_index(hot)
-        if index is not None:
-            cols = index.ravel()
-            weights = np.repeat(g, index.shape[1], axis=0)  # row r once per hot column
-        else:
-            rows = [r for r, ks in enumerate(hot) for _ in ks]
-            cols = np.asarray([k for ks in hot for k in ks], dtype=np.intp)
-            weights = g[np.asarray(rows, dtype=np.intp)]
-        if not len(cols):
-            return np.zeros((n_out, n_in))
-        target = (np.arange(n_out, dtype=np.intp) * n_in)[None, :] + cols[:, None]
-        return np.bincount(target.ravel(), weights.ravel(), n_out * n_in).reshape(n_out, n_in)
+        targets = self._hot[2]
+        if shape not in targets:  # where each (row, hot column, output) lands, kept
+            flat = (np.arange(n_out, dtype=np.intp) * n_in)[None, :] + index.reshape(-1, 1)
+            targets[shape] = flat.ravel()
+        weights = np.repeat(g, hot.width, axis=0)  # row r once per hot column
+        return np.bincount(targets[shape], weights.ravel(), n_out * n_in).reshape(shape)
 
 
 def _ieee(fn, *args):

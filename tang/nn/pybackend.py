@@ -16,6 +16,8 @@ from itertools import chain, repeat
 from operator import add, mul
 from typing import Any
 
+from .hot import Hot
+
 Shape = tuple[int, ...]
 
 
@@ -343,14 +345,14 @@ class PythonBackend:
             out += dots if bias is None else map(add, dots, bias)
         return out
 
-    def hot_matmul(self, hot: list[list[int]], w: PyArray, b: PyArray | None = None) -> PyArray:
+    def hot_matmul(self, hot: Hot, w: PyArray, b: PyArray | None = None) -> PyArray:
         """x·wᵀ (+ b) for a 0/1 ``x`` given by its hot columns per row: each output row is
         the sum of the hot columns of ``w`` (a gather), added in the order listed, then b."""
         n_out = w.shape[0]
         cols = _cols(w)
         zero = [0.0] * n_out
         out: list[float] = []
-        for ks in hot:
+        for ks in hot.rows():
             out += map(sum, zip(*[cols[k] for k in ks])) if ks else zero
         y = PyArray(out, (len(hot), n_out))
         if b is None:
@@ -359,13 +361,13 @@ class PythonBackend:
             return self.add(y, b)
         return PyArray(list(map(add, out, b.data * len(hot))), y.shape)
 
-    def hot_matmul_grad(self, hot: list[list[int]], g: PyArray, shape: Shape) -> PyArray:
+    def hot_matmul_grad(self, hot: Hot, g: PyArray, shape: Shape) -> PyArray:
         """∂(x·wᵀ)/∂w for the 0/1 ``x`` of :meth:`hot_matmul`: a scatter-add of the output
         gradient's rows into the hot columns."""
         n_out, n_in = shape
         grows = _rows(g)
         acc: dict[int, list[float]] = {}
-        for ks, grow in zip(hot, grows):
+        for ks, grow in zip(hot.rows(), grows):
             for k in ks:
                 prev = acc.get(k)
                 acc[k] = grow if prev is None else list(map(add, prev, grow))

@@ -16,12 +16,12 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from itertools import chain
 from numbers import Real
-from operator import add
 from typing import Any
 
 from . import ops
 from .backend import Backend, get_backend
 from .derived import Derived
+from .hot import Hot
 from .maps import Map
 from .pybackend import broadcast_shape, size_of, strides_of
 
@@ -139,7 +139,7 @@ class Tensor:
         self.grad: Tensor | None = None
         self._op: ops.Op | None = None
         self._parents: tuple[Tensor, ...] = ()
-        self._hot: list[list[int]] | None = None
+        self._hot: Hot | None = None
 
     # -- basic facts -----------------------------------------------------------------------
     @property
@@ -534,16 +534,14 @@ def _as_tensor(x: Any, B: Backend) -> Tensor:
 def apply(op: ops.Op, *inputs: Tensor) -> Tensor:
     """Run ``op`` on ``inputs`` and, when gradients are on, record it on the result."""
     B = inputs[0].backend
-    for t in inputs[1:]:
+    for t in inputs:
         if t.backend is not B:
             raise ValueError(
                 f"tensors on different backends ({B.name} and {t.backend.name}): use .to()"
             )
-    needs = tuple(t.requires_grad for t in inputs)
-    track = _grad_enabled[0] and any(needs)
-    op.needs = needs
-    out = _wrap(B, op.forward(B, *(t.data for t in inputs)))
-    if track:
+    op.needs = needs = tuple([t.requires_grad for t in inputs])
+    out = _wrap(B, op.forward(B, *[t.data for t in inputs]))
+    if _grad_enabled[0] and any(needs):
         out.requires_grad = True
         out._op = op
         out._parents = inputs
@@ -586,7 +584,7 @@ def _resolve_shape(shape: tuple, count: int, old: Shape) -> Shape:
     return shape
 
 
-def _reshape_hot(hot: list[list[int]], old: Shape, new: Shape) -> list[list[int]] | None:
+def _reshape_hot(hot: Hot, old: Shape, new: Shape) -> Hot | None:
     """The hot columns after a reshape that keeps or merges whole trailing rows, else None."""
     if not old or not new:
         return None
@@ -595,15 +593,7 @@ def _reshape_hot(hot: list[list[int]], old: Shape, new: Shape) -> list[list[int]
         return hot
     if width == 0 or new_width % width:
         return None
-    group = new_width // width
-    if hot and min(map(len, hot)) == max(map(len, hot)) == 1:  # straight from one_hot
-        offsets = list(range(0, new_width, width)) * (len(hot) // group)
-        flat = list(map(add, chain.from_iterable(hot), offsets))  # C loops, no row by row
-        return [flat[r : r + group] for r in range(0, len(flat), group)]
-    return [
-        [j * width + k for j, row in enumerate(hot[r : r + group]) for k in row]
-        for r in range(0, len(hot), group)
-    ]
+    return hot.merged(new_width // width, width)
 
 
 def _int_grid(obj: Any) -> tuple[list[int], Shape]:
@@ -741,7 +731,7 @@ def one_hot(indices: Any, num_classes: int, backend: Any = None) -> Tensor:
         raise ValueError(f"one_hot: index {v} at flat position {pos} not in [0, {num_classes})")
     B = get_backend(backend)
     out = _wrap(B, B.reshape(B.one_hot(flat, num_classes), (*shape, num_classes)))
-    out._hot = [[v] for v in flat]
+    out._hot = Hot(flat)
     return out
 
 
