@@ -4,6 +4,7 @@ and the same batches, measured in the same run. Targets: numpy faster than PyTor
 Python ≤ 1.5 s per epoch in CPython.
 
     python benchmarks/train.py [--epochs E] [--repeat R] [--torch-threads T] [--tab]
+                               [--against REV]
 
 Each contender trains E epochs (default 2) from the Poet's seeded start, R times (default 3),
 the contenders taking turns so a busy machine slows each alike; the figure is the fastest
@@ -22,12 +23,19 @@ timed apart.
 ``--tab`` also opens the site in headless Chromium (/usr/bin/chromium), presses Train on the
 "A model" card and reports the seconds until an epoch's mean loss is below 0.1 (target:
 within 90 s), or the loss reached when ``--tab-limit`` seconds (default 300) ran out.
+
+``--against REV`` runs this script of revision REV (a temporary git worktree) and of this
+tree in turn, R times each (one run apiece, in fresh processes), and prints each contender's
+fastest seconds per epoch in both and their ratio, and with ``--tab`` both pages' time to
+loss < 0.1: a change's cost measured in one run, on one noisy machine, as a ratio.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
+import subprocess
 import sys
 import tempfile
 import time
@@ -161,6 +169,62 @@ def time_in_tab(limit_s: float) -> None:
     server.shutdown()
 
 
+ROW = re.compile(r"^(\S.*?)\s+(\d+\.\d+)((?:\s+\d+\.\d+)+)\s*$")  # name  s/epoch  losses
+TAB = re.compile(r"loss < 0\.1 after (\d+) s \(epoch (\d+): ([\d.]+)\)")
+
+
+def run_script(tree: Path, args: list[str]) -> tuple[dict[str, tuple[float, str]], str]:
+    """``benchmarks/train.py args`` as revision ``tree`` has it, in a process of its own:
+    its table ({contender: (seconds per epoch, epoch losses)}) and its tab line, if any."""
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    done = subprocess.run(
+        [sys.executable, str(tree / "benchmarks" / "train.py"), *args],
+        cwd=tree, env=env, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    if done.returncode:
+        raise SystemExit(f"benchmarks/train.py failed in {tree}:\n{done.stderr[-3000:]}")
+    lines = done.stdout.splitlines()
+    start = next(k for k, line in enumerate(lines) if "s / epoch" in line)
+    table = {}
+    for line in lines[start + 1 :]:
+        if not (found := ROW.match(line)):
+            break
+        table[found[1]] = (float(found[2]), found[3].split()[0])
+    tab = next((m[0] for line in lines if (m := TAB.search(line))), "")
+    return table, tab
+
+
+def against(rev: str, args: argparse.Namespace) -> None:
+    """This tree against revision ``rev``, their runs taking turns (see the docstring)."""
+    common = ["--epochs", str(args.epochs), "--repeat", "1"]
+    common += ["--torch-threads", str(args.torch_threads)]
+    best: dict[str, dict[str, float]] = {"this tree": {}, rev: {}}
+    tabs: dict[str, str] = {}
+    with harness.worktree(rev) as old:
+        trees = {"this tree": ROOT, rev: old}
+        for k in range(args.repeat):
+            for label, tree in trees.items():
+                tab = ["--tab", "--tab-limit", str(args.tab_limit)] if args.tab and k == 0 else []
+                table, tab_line = run_script(tree, common + tab)
+                if tab:
+                    tabs[label] = tab_line
+                for name, (seconds, _) in table.items():
+                    best[label][name] = min(best[label].get(name, float("inf")), seconds)
+    print(f"Quantum Poet, {args.epochs} epochs x {args.repeat} runs in turn: this tree "
+          f"against {rev} (fastest seconds per epoch; ratio > 1: this tree slower)")  # fmt: skip
+    print(f"\n{'':22}{'this tree':>11}{rev[:12]:>14}{'ratio':>9}")
+    for name in best["this tree"]:
+        new, old_s = best["this tree"][name], best[rev].get(name)
+        ratio = f"{new / old_s:8.2f}x" if old_s else "   (none)"
+        print(f"{name:22}{new:11.4f}{old_s or float('nan'):14.4f}{ratio}")
+    for label in best:
+        b = best[label]
+        if "PyTorch CPU" in b and "tang numpy" in b:
+            print(f"{label}: numpy vs PyTorch CPU {b['PyTorch CPU'] / b['tang numpy']:.2f}x")
+    for label, line in tabs.items():
+        print(f"{label}, in the tab: {line or 'no loss < 0.1 within the limit'}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--epochs", type=int, default=2)
@@ -168,7 +232,11 @@ def main() -> int:
     parser.add_argument("--torch-threads", type=int, default=1)
     parser.add_argument("--tab", action="store_true", help="also time training in the page")
     parser.add_argument("--tab-limit", type=float, default=300.0)
+    parser.add_argument("--against", metavar="REV", help="also run revision REV's script")
     args = parser.parse_args()
+    if args.against:
+        against(args.against, args)
+        return 0
     contenders = {"tang pure Python": lambda: train_tang("python", args.epochs)}
     if "numpy" in nn.available_backends():
         contenders["tang numpy"] = lambda: train_tang("numpy", args.epochs)
