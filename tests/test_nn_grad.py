@@ -182,6 +182,9 @@ def test_one_hot_linear_is_a_gather_with_a_scatter_add_gradient(backend) -> None
     windows[1] = list(windows[0])  # repeated rows add up in the gradient
     x = nn.one_hot(windows, 5, backend=backend).reshape(6, 15)
     assert x._hot is not None, "the reshape merging whole rows keeps the hot columns"
+    assert x._hot.rows() == [[k for k, v in enumerate(row) if v] for row in x.tolist()]
+    with pytest.raises(ValueError, match="different widths"):
+        Hot.from_rows([[1, 2], [3]])
     dense = nn.tensor(x.tolist(), backend=backend)
     assert dense._hot is None
     F = nn.functional
