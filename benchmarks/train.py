@@ -169,13 +169,13 @@ def time_in_tab(limit_s: float) -> None:
     server.shutdown()
 
 
-ROW = re.compile(r"^(\S.*?)\s+(\d+\.\d+)((?:\s+\d+\.\d+)+)\s*$")  # name  s/epoch  losses
+ROW = re.compile(r"^(\S.*?)\s+(\d+\.\d+)(?:\s+\d+\.\d+)+\s*$")  # name  s/epoch  losses
 TAB = re.compile(r"loss < 0\.1 after (\d+) s \(epoch (\d+): ([\d.]+)\)")
 
 
-def run_script(tree: Path, args: list[str]) -> tuple[dict[str, tuple[float, str]], str]:
+def run_script(tree: Path, args: list[str]) -> tuple[dict[str, float], str]:
     """``benchmarks/train.py args`` as revision ``tree`` has it, in a process of its own:
-    its table ({contender: (seconds per epoch, epoch losses)}) and its tab line, if any."""
+    its table ({contender: seconds per epoch}) and its tab line, if any."""
     env = {**os.environ, "PYTHONPATH": str(tree)}
     done = subprocess.run(
         [sys.executable, str(tree / "benchmarks" / "train.py"), *args],
@@ -189,7 +189,7 @@ def run_script(tree: Path, args: list[str]) -> tuple[dict[str, tuple[float, str]
     for line in lines[start + 1 :]:
         if not (found := ROW.match(line)):
             break
-        table[found[1]] = (float(found[2]), found[3].split()[0])
+        table[found[1]] = float(found[2])
     tab = next((m[0] for line in lines if (m := TAB.search(line))), "")
     return table, tab
 
@@ -208,7 +208,7 @@ def against(rev: str, args: argparse.Namespace) -> None:
                 table, tab_line = run_script(tree, common + tab)
                 if tab:
                     tabs[label] = tab_line
-                for name, (seconds, _) in table.items():
+                for name, seconds in table.items():
                     best[label][name] = min(best[label].get(name, float("inf")), seconds)
     print(f"Quantum Poet, {args.epochs} epochs x {args.repeat} runs in turn: this tree "
           f"against {rev} (fastest seconds per epoch; ratio > 1: this tree slower)")  # fmt: skip
