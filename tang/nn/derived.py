@@ -57,7 +57,7 @@ class Derived(Op):
 
     def forward(self, B, *xs):
         shapes = tuple([x.shape for x in xs])
-        key = (self.define, self.params, shapes, self.needs, tuple(self.hot) if self.hot else ())
+        key = (self.define, self.params, shapes, self.needs, tuple(self.hot))
         prog = _PROGRAMS.get(key)
         if prog is None:
             if len(_PROGRAMS) >= PROGRAMS_KEPT:
@@ -67,9 +67,8 @@ class Derived(Op):
             )
         self.program = prog
         env: Env = dict(zip(prog.inputs, xs))
-        if self.hot:
-            for k, hot in self.hot.items():
-                env[f"hot:x{k}"] = hot
+        for k, hot in self.hot.items():
+            env[f"hot:x{k}"] = hot
         if prog.maps:
             with B.ieee():  # one IEEE context for the op's maps, not one per map
                 for name, step in prog.forward:
@@ -425,19 +424,19 @@ def _picked(comp: Any, shapes: dict) -> Step | None:
         return None
     select, free, index = test
     at = comp.names.index(free.name)
-    fallback = _mapped(comp, shapes, "sum")
     if at == r:
-        return _gather_pinned(comp, shapes, replace_nodes([body], {id(select): select.args[1]})[0],
-                              index, fallback)  # fmt: skip
+        pinned = replace_nodes([body], {id(select): select.args[1]})[0]
+        return _gather_pinned(comp, shapes, pinned, index, _mapped(comp, shapes, "sum"))
     out = comp.shape
-    value = body.args[0] if body.args[1] is select else body.args[1]
     if body.op != "mul" or select.args[1].op != "const" or select.args[1].value != 1.0:
         return None
+    value = body.args[0] if body.args[1] is select else body.args[1]
     data = comp.reads.get(value.name) if value.op == "var" else None
     if data is None or len(out) != 1 or at != 0 or not comp.extents[0]:
         return None
     if any(s for s in index.view.strides[:r]) or any(s for s in data.view.strides[:r]):
         return None
+    fallback = _mapped(comp, shapes, "sum")
     picks = _positions(_only(index.view, r), None)
     values = _positions(_only(data.view, r), None)
     valid = _whole_numbers(out[0])
