@@ -156,6 +156,42 @@ def test_tiled_and_tree_kernels_match_numpy_on_wgpu(native) -> None:
         close_in_f32(compiled(vals)["y"], want(vals), name)
 
 
+def test_register_blocks_load_contiguous_columns_as_vectors_on_wgpu(native) -> None:
+    """A register block's column operand, contiguous along the columns with every other
+    stride a multiple of 4, is read as vec4s (its binding declared as vectors); a buffer
+    also read one element at a time, a strided read, or a width that is no multiple of 4
+    keeps scalar loads. Each kernel equals numpy either way, edge blocks included."""
+    rng = np.random.default_rng(3)
+    x, w = T.input("x", (24, 40)), T.input("w", (40, 32))
+    b, c = T.input("b", (3, 20, 36)), T.input("c", (36, 24))
+    s, o = T.input("s", (32, 32)), T.input("o", (16, 20))
+    t, u = T.input("t", (30, 40)), T.input("u", (40, 30))
+    cases = {  # name: (graph, numpy, block, the buffer read as vectors or None)
+        "matmul": (T.graph(y=x @ w), lambda v: v["x"] @ v["w"], (8, 16), "w"),
+        "batched": (T.graph(y=b @ c), lambda v: v["b"] @ v["c"], (4, 8), "c"),
+        "prologue": (
+            T.fuse(T.graph(y=x @ T.exp(w * 0.1))),
+            lambda v: v["x"] @ np.exp(v["w"] * 0.1),
+            (4, 8),
+            "w",
+        ),
+        "edge rows": (T.graph(y=b @ c), lambda v: v["b"] @ v["c"], (8, 8), "c"),
+        "edge columns": (T.graph(y=b @ c), lambda v: v["b"] @ v["c"], (4, 16), "c"),
+        "odd width": (T.graph(y=x @ u), lambda v: v["x"] @ v["u"], (4, 8), None),
+        "one buffer both ways": (T.graph(y=s @ s), lambda v: v["s"] @ v["s"], (4, 8), None),
+        "transposed": (T.graph(y=o.T @ o), lambda v: v["o"].T @ v["o"], (4, 8), None),
+        "strided columns": (T.graph(y=x @ t.T), lambda v: v["x"] @ v["t"].T, (4, 8), None),
+    }
+    for name, (g, want, block, wide) in cases.items():
+        vals = {k: rng.normal(size=shape) for k, shape in g.inputs.items()}
+        compiled = T.Compiled(g, native, schedule={"block": block}, workgroups=False)
+        assert [step.plan.kind for step in compiled.steps] == ["blocked"], name
+        (source,) = compiled.sources
+        vectors = {k for k in g.inputs if f"var<storage, read> {k}: array<vec4<f32>>" in source}
+        assert vectors == ({wide} if wide else set()), name
+        close_in_f32(compiled(vals)["y"], want(vals), name)
+
+
 def test_a_guard_that_pins_a_reduction_variable_removes_its_loop() -> None:
     """The adjoint of a read that grad cannot solve digit by digit (a slice whose offset
     carries across the reshaped digits) is a sum guarded by an equation between index

@@ -96,6 +96,10 @@ class WGSL(Printer):
     when, when_end = "if {cond} {{", "}"
     shared = "var<workgroup> {name}: array<{type}, {size}>;"
     barrier = "workgroupBarrier();"
+    # llvmpipe loads a storage buffer one invocation at a time: a vec4 is one load, not four
+    wide = 4
+    wide_buffer = "array<vec4<{type}>>"
+    wide_array = "var {name}: array<vec4<{type}>, {size}>;"
     packed = {
         "u4": "f32(extractBits({name}[({i}) >> 3u], u32(({i}) & 7) * 4u, 4u))",
         "u8": "f32(extractBits({name}[({i}) >> 2u], u32(({i}) & 3) * 8u, 8u))",

@@ -56,6 +56,9 @@ CANDIDATES: dict[str, list[dict[str, Any]]] = {
         {"block": (4, 8)},
         {"block": (8, 4)},
         {"block": (2, 8)},
+        # 16 columns: four vec4 loads of a contiguous column operand (lower._wide_reads)
+        {"block": (8, 16)},
+        {"block": (16, 16)},
         {"vector_rows": 2},
         {"vector_rows": 4},
     ],

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..lower import BACKENDS
@@ -300,6 +300,10 @@ def wgsl_kernel(
             "@builtin(num_workgroups) groups: vec3<u32>",
         ]
         prologue = [f"    let _flat = i32(gid.x + gid.y * groups.x * {width}u);"]
+    if w.wide:  # buffers read as vectors (``_wide_reads``) are declared as vectors
+        vectors = {idents[name] for name in w.wide}
+        wide_type = w.printer.wide_buffer.format(type=w.type)  # type: ignore[union-attr]
+        bindings = tuple(replace(b, type=wide_type) if b.name in vectors else b for b in bindings)
     head = [
         f"// {comp.name}: {_one_line(comp)}",
         f"// schedule: {p}",

@@ -67,6 +67,7 @@ class _Writer:
         self._loops: list[list] = []  # open loops: [var, extent, first line, has a loop]
         self.inline_lanes = 1  # split an inline producer's reduction over this many lanes
         self.packed: dict[str, str] = {}  # packed inputs' element types, by buffer name
+        self.wide: set[str] = set()  # buffers read ``printer.wide`` elements per load
         self.unroll = self.printer.unroll  # innermost constant loops this short are unrolled
 
     def buffer_element(self, buffer: str, source: str, at: str) -> str:
@@ -180,6 +181,7 @@ class _Scope:
         self.w, self.comp, self.buffers, self.shapes = w, comp, buffers, shapes
         self.staged = dict(staged or {})
         self.inline_staged: dict[str, dict[str, str]] = {}
+        self.wide: dict[str, str] = {}  # reads held in a private array of vectors: its cell
         self.p = p = w.scope()
         self.local = {n: f"{p}{n}" for n in comp.names}
         self.reads = {name: f"{p}v{k}" for k, name in enumerate(comp.reads)}
@@ -209,6 +211,13 @@ class _Scope:
         used = {n.name for n in topo_order(nodes) if n.op == "var"}
         for name, read in comp.reads.items():
             if name not in used or (only is not None and not only(name)):
+                continue
+            if name in self.wide:
+                w.emit(
+                    w.printer.declare.format(
+                        type=w.type, name=self.reads[name], expr=self.wide[name]
+                    )
+                )
                 continue
             if name in self.staged:
                 ((r, _),) = comp.reduce
@@ -313,13 +322,24 @@ def _bind_pinned(sc: _Scope, r: str, key: Node, extent: int) -> set[str]:
     return used
 
 
-def _initial_array(w: _Writer, name: str, size: int, value: float, lane: str) -> None:
-    """A private array of ``size`` elements, each set to ``value``."""
+def _initial_array(
+    w: _Writer, name: str, size: int, value: float, lane: str, rows: int = 1
+) -> None:
+    """A private array of ``size`` elements, each set to ``value``; set ``rows`` at a time
+    with those loops unrolled, so that a register block too large to unroll as one loop
+    still sees only constant positions (a position computed at run time keeps a kernel's
+    whole array in memory, not in registers)."""
     text = w.literal(value)
     w.emit(w.printer.array.format(type=w.type, name=name, size=size, value=text))
-    w.loop(lane, size)
-    w.emit(w.printer.assign.format(name=w.printer.element.format(name=name, i=lane), expr=text))
+    cols = size // rows
+    if rows > 1:
+        w.loop(f"{lane}r", rows, unroll=True)
+    w.loop(lane, cols)
+    at = lane if rows == 1 else f"{lane}r * {cols} + {lane}"
+    w.emit(w.printer.assign.format(name=w.printer.element.format(name=name, i=at), expr=text))
     w.end_loop()
+    if rows > 1:
+        w.end_loop()
 
 
 def _split_reduction(w: _Writer, sc: _Scope, lanes: int, state: Sequence[str]) -> None:
@@ -452,13 +472,19 @@ def _blocked(
             w.emit(st.declare_index.format(name=local.get(n, n), expr=unravel))
         w.emit(st.declare_index.format(name=first_col, expr=f"{p}cb * {cols_per}"))
 
+    def position(axis: str, first: str, lane: str) -> str:
+        """Position ``lane`` of the block at ``first`` along ``axis``, clamped into the
+        output where the blocks overrun it (edge blocks compute on, and store nothing)."""
+        if extent[axis] % (rows_per if axis == a else cols_per) == 0:
+            return f"{first} + {lane}"
+        return st.minimum.format(a=f"{first} + {lane}", b=extent[axis] - 1)
+
     def operand(parts: list, arrays: dict, axis: str, first: str, lane: str, size: int, at: str):
         """One operand at the block's ``size`` positions along ``axis`` (for step
         ``local[r]``), each part into its array's cell ``at``."""
         w.loop(lane, size)
         w.open(st.block)
-        clamped = st.minimum.format(a=f"{first} + {lane}", b=extent[axis] - 1)
-        w.emit(st.declare_index.format(name=local[axis], expr=clamped))
+        w.emit(st.declare_index.format(name=local[axis], expr=position(axis, first, lane)))
         nodes = [node for _, node in parts]
         sc.load(nodes)
         for (name, _), text in zip(parts, w.expressions(nodes, sc.names, f"{p}{axis}")):
@@ -467,7 +493,16 @@ def _blocked(
         w.close(st.block_end)
         w.end_loop()
 
+    # what else the kernel reads: the rest of the body (whose operands' parts are cells of
+    # their arrays, not loads), the row operand and the epilogue
+    elsewhere = [*body, *(node for _, node in row_parts), *comp.nodes()[len(comp.body) :]]
+    col_nodes = [node for _, node in col_parts]
+    parts = {name for name, _ in (*row_parts, *col_parts)}
+    wide = _wide_reads(w, comp, b, cols_per, col_nodes, elsewhere, parts, shapes) if kernel else []
+
     def column_values(at: str) -> None:
+        for name in wide:
+            _load_wide(w, sc, name, b, first_col, extent[b], cols_per, column)
         operand(col_parts, col_arrays, b, first_col, column, cols_per, at)
 
     if panel:  # the column operand, once per column block: panel[step * V + column]
@@ -482,7 +517,7 @@ def _blocked(
         w.emit(st.declare_index.format(name=first_row, expr=f"{p}rb * {rows_per}"))
     state = [f"{p}s{k}" for k in range(monoid.arity)]
     for name, v in zip(state, monoid.identity):
-        _initial_array(w, name, rows_per * cols_per, v, f"{p}z")
+        _initial_array(w, name, rows_per * cols_per, v, f"{p}z", rows_per)
     w.loop(local[r], steps)
     if not panel and col_parts:
         for name in col_arrays.values():
@@ -499,8 +534,7 @@ def _blocked(
     w.loop(col, cols_per)
     for axis, first, lane in ((a, first_row, row), (b, first_col, col)):
         if axis in leaves:
-            clamped = st.minimum.format(a=f"{first} + {lane}", b=extent[axis] - 1)
-            w.emit(st.declare_index.format(name=local[axis], expr=clamped))
+            w.emit(st.declare_index.format(name=local[axis], expr=position(axis, first, lane)))
     names = dict(sc.names)
     for name, array_name in row_arrays.items():
         names[name] = st.element.format(name=array_name, i=row)
@@ -537,6 +571,75 @@ def _blocked(
                 w.emit(st.scratch_end.format(name=name))
         w.close(st.block_end)
         w.end_loop()
+
+
+def _wide_reads(
+    w: _Writer,
+    comp: Comprehension,
+    b: str,
+    cols: int,
+    column: Sequence[Node],
+    elsewhere: Sequence[Node],
+    parts: set[str],
+    shapes: dict,
+) -> list[str]:
+    """The column operand's plain loads a kernel can read ``printer.wide`` elements at a
+    time: contiguous along ``b``, every other stride, the offset, the block and the extent
+    of ``b`` whole multiples of the width, and their buffer read nowhere else in the
+    comprehension (its binding is then declared as vectors). ``parts``: the operands'
+    names, which ``elsewhere`` reads from their arrays, not from memory."""
+    n = w.printer.wide
+    extent = dict(zip(comp.index, comp.shape))
+    if n == 1 or cols % n or extent[b] % n:
+        return []
+    at_b = comp.names.index(b)
+
+    def leaves(nodes: Sequence[Node]) -> set[str]:
+        return {x.name for x in topo_order(nodes) if x.op == "var"}
+
+    used, other_uses = leaves(column), leaves(elsewhere) - parts
+    fits: dict[str, str] = {}
+    scalar: set[str] = set()  # buffers read one element at a time
+    for name, read in comp.reads.items():
+        if not isinstance(read, Load):
+            scalar |= read.comp.sources()
+            continue
+        v = read.view
+        if (
+            name in used
+            and name not in other_uses
+            and read.source not in w.packed
+            and v.strides[at_b] == 1
+            and all(s % n == 0 for k, s in enumerate(v.strides) if k != at_b)
+            and v.offset % n == 0
+            and math.prod(shapes[read.source]) % n == 0
+        ):
+            fits[name] = read.source
+        else:
+            scalar.add(read.source)
+    return [name for name, source in fits.items() if source not in scalar]
+
+
+def _load_wide(
+    w: _Writer, sc: _Scope, name: str, axis: str, first: str, extent: int, size: int, lane: str
+) -> None:
+    """Read ``name`` at the block's ``size`` positions along ``axis`` as ``size / wide``
+    vectors into a private array; its value at position ``lane`` is then a vector's cell."""
+    st, n = w.printer, w.printer.wide
+    read = sc.comp.reads[name]
+    vectors, k = f"{sc.reads[name]}q", f"{sc.p}qk"
+    w.emit(st.wide_array.format(type=w.type, name=vectors, size=size // n))
+    w.loop(k, size // n)
+    w.open(st.block)
+    start = st.minimum.format(a=f"{first} + {k} * {n}", b=extent - n)
+    w.emit(st.declare_index.format(name=sc.local[axis], expr=start))
+    load = st.element.format(name=sc.buffers[read.source], i=f"({sc.address(read.view)}) / {n}")
+    w.emit(st.assign.format(name=st.element.format(name=vectors, i=k), expr=load))
+    w.close(st.block_end)
+    w.end_loop()
+    vector = st.element.format(name=vectors, i=f"{lane} / {n}")
+    sc.wide[name] = st.element.format(name=vector, i=f"{lane} % {n}")
+    w.wide.add(read.source)
 
 
 def _load_at(sc: _Scope, read: Any, local: Mapping[str, str]) -> str:
