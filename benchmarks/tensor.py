@@ -66,41 +66,48 @@ def verdict(ok: bool) -> str:
 # ---- 1. attention ------------------------------------------------------------------------------
 
 
-def attention(dev, n: int, d: int, repeat: int) -> None:
+def attention(dev, n: int, d: int, repeat: int, tune: bool) -> None:
+    """Derived against naive attention, each at its default schedule and (with ``tune``)
+    at the autotuner's winner for it, found in this run: the ratio of like to like."""
     q, k, v = (T.input(name, (1, 1, n, d)) for name in "qkv")
     naive = T.graph(o=T.attention(q, k, v, causal=True))
     derived = T.stabilize_softmax(T.fuse(naive))
     rng = np.random.default_rng(0)
     vals = {name: rng.normal(size=(1, 1, n, d)).astype(np.float32) for name in "qkv"}
     print(f"\ncausal attention, n = {n:,}, d = {d} (f32)")
-    results = {}
+    results: dict[tuple[str, str], tuple] = {}
     for label, g in (("naive (as written)", naive), ("derived (online softmax)", derived)):
-        fn = T.compile(g, dev)
-        first, best = timed(lambda fn=fn: fn(vals), repeat)
-        results[label] = (fn, fn(vals)["o"], best)
-        biggest = fn.largest_buffer
+        for which, fn in contenders(g, dev, tune, ("default", "tuned")):
+            first, best = timed(lambda fn=fn: fn(vals), repeat)
+            results[label, which] = (fn, fn(vals)["o"], best)
+            biggest = fn.largest_buffer
+            print(
+                f"  {label + ', ' + which:34s} {ms(best)}   first call {ms(first)}"
+                f"   comprehensions {len(g.comprehensions)}   writes {mib(fn.bytes_written)}"
+                f" per call   largest buffer {biggest.name} ({biggest.size:,} elements)"
+            )
+            print(f"    schedule: {fn.plans[g.comprehensions[-1].name]}")
+    for which in dict.fromkeys(w for _, w in results):
+        (slow, want, t_naive) = results["naive (as written)", which]
+        (fast, got, t_derived) = results["derived (online softmax)", which]
+        err = float(np.abs(got - want).max() / np.abs(want).max())
         print(
-            f"  {label:26s} {ms(best)}   first call {ms(first)}   comprehensions"
-            f" {len(g.comprehensions)}   writes {mib(fn.bytes_written)} per call"
-            f"   largest buffer {biggest.name} ({biggest.size:,} elements)"
+            f"  derived / naive speed-up, {which}: {t_naive / t_derived:5.1f}x   (target >= 3x)"
+            f"   max |derived − naive| / max |naive| = {err:.1e} (f32)"
         )
-    (slow, want, t_naive), (fast, got, t_derived) = results.values()
-    err = float(np.abs(got - want).max() / np.abs(want).max())
-    print(f"  derived / naive speed-up: {t_naive / t_derived:5.1f}x   (target >= 3x)")
     print(
         f"  bytes written: derived {fast.bytes_written:,} = 4·n·d (O(n·d)),"
         f" naive {slow.bytes_written:,} ≈ {slow.bytes_written / (4 * n * n):.1f}·4·n² (O(n²))"
     )
-    print(f"  max |derived − naive| / max |naive| = {err:.1e}  (f32)")
 
 
 # ---- 2. matmul and 3. matrix-vector --------------------------------------------------------------
 
 
-def contenders(g, dev, tune: bool):
-    """("tang.tensor", the default schedule) and, with ``tune``, ("tuned: …", the
+def contenders(g, dev, tune: bool, names: tuple[str, str] = ("tang.tensor", "tang.tensor, tuned")):
+    """(``names[0]``, the default schedule) and, with ``tune``, (``names[1]``, the
     autotuner's winner, found within a bounded budget on this device)."""
-    yield "tang.tensor", T.Compiled(g, dev, schedule={})
+    yield names[0], T.Compiled(g, dev, schedule={})
     if tune:
         result = T.tune(g, dev, budget=TUNE_BUDGET)
         ran = sum(t.seconds is not None for t in result.trials)
@@ -109,7 +116,7 @@ def contenders(g, dev, tune: bool):
             f" winner {describe(result.best)} ({result.speedup:.2f}x the default;"
             f" search {result.seconds:.1f} s)"
         )
-        yield "tang.tensor, tuned", T.compile(g, dev)
+        yield names[1], T.compile(g, dev)
 
 
 def matmul(dev, peak: roofline.Peak, size: int, repeat: int, tune: bool) -> None:
@@ -436,7 +443,7 @@ def main() -> int:
         print(f"\n== {dev.kind}: {dev.name}")
         peak = roofline.measure(dev)
         print(f"  {peak}")
-        attention(dev, args.n, 64, args.repeat)
+        attention(dev, args.n, 64, args.repeat, not args.no_tune)
         for size in (512,) if args.quick else (512, 1024):
             matmul(dev, peak, size, args.repeat, not args.no_tune)
         matvec(dev, peak, 4096, args.repeat, not args.no_tune)

@@ -158,9 +158,9 @@ def test_tiled_and_tree_kernels_match_numpy_on_wgpu(native) -> None:
 
 def test_register_blocks_load_contiguous_columns_as_vectors_on_wgpu(native) -> None:
     """A register block's column operand, contiguous along the columns with every other
-    stride a multiple of 4, is read as vec4s (its binding declared as vectors); a buffer
-    also read one element at a time, a strided read, or a width that is no multiple of 4
-    keeps scalar loads. Each kernel equals numpy either way, edge blocks included."""
+    stride a multiple of 4, is read as vec4s (its binding declared as vectors, so its other
+    reads take a vector's cell); a strided read or a width that is no multiple of 4 keeps
+    scalar loads. Each kernel equals numpy either way, edge blocks included."""
     rng = np.random.default_rng(3)
     x, w = T.input("x", (24, 40)), T.input("w", (40, 32))
     b, c = T.input("b", (3, 20, 36)), T.input("c", (36, 24))
@@ -178,8 +178,8 @@ def test_register_blocks_load_contiguous_columns_as_vectors_on_wgpu(native) -> N
         "edge rows": (T.graph(y=b @ c), lambda v: v["b"] @ v["c"], (8, 8), "c"),
         "edge columns": (T.graph(y=b @ c), lambda v: v["b"] @ v["c"], (4, 16), "c"),
         "odd width": (T.graph(y=x @ u), lambda v: v["x"] @ v["u"], (4, 8), None),
-        "one buffer both ways": (T.graph(y=s @ s), lambda v: v["s"] @ v["s"], (4, 8), None),
-        "transposed": (T.graph(y=o.T @ o), lambda v: v["o"].T @ v["o"], (4, 8), None),
+        "one buffer both ways": (T.graph(y=s @ s), lambda v: v["s"] @ v["s"], (4, 8), "s"),
+        "transposed rows": (T.graph(y=o.T @ o), lambda v: v["o"].T @ v["o"], (4, 8), "o"),
         "strided columns": (T.graph(y=x @ t.T), lambda v: v["x"] @ v["t"].T, (4, 8), None),
     }
     for name, (g, want, block, wide) in cases.items():
@@ -262,7 +262,10 @@ def test_short_innermost_loops_are_unrolled_in_wgsl_only() -> None:
     unrolls innermost loops of up to 64 steps (the dot product, the accumulator lanes)."""
     _, derived = attention_pair(32, 8)
     (kernel,) = lower_wgsl(derived)
-    assert "for (var _1r0" not in kernel.source and kernel.source.count("let _1r0 = ") == 8
+    assert "for (var _1r0" not in kernel.source
+    assert all(f"let _1r0 = {step};" in kernel.source for step in range(8))
+    # contiguous along an unrolled loop: the keys and values are read as vec4s
+    assert "k: array<vec4<f32>>" in kernel.source and "v: array<vec4<f32>>" in kernel.source
     assert "for (var _0r0: i32 = 0; _0r0 < min(32, _0i3 + 1); _0r0++)" in kernel.source  # keys
     c_source = T.lower.lower_graph(derived, "c")
     assert "for (long _1r0 = 0; _1r0 < 8; ++_1r0)" in c_source  # C keeps its loops
@@ -293,6 +296,29 @@ def check_derived_attention(dev, n: int, d: int, heads: int, kv_heads: int) -> N
     assert [a.name for a in fast.allocations] == ["q", "k", "v", "o"]
     assert fast.bytes_written == 4 * heads * n * d  # O(n·d): the output only
     assert slow.bytes_written > 4 * heads * n * n
+
+
+@pytest.mark.toolchain
+def test_rows_of_derived_attention_share_their_key_and_value_reads_on_wgpu(native) -> None:
+    """A vector plan over several query rows reads each step's key and value once for all
+    of its rows, as vec4s (the key into a private array its score loops read); the few
+    invocations run in narrow workgroups. Every row count equals the float64 attention,
+    grouped heads and a width that is no multiple of 4 (scalar reads) included."""
+    rng = np.random.default_rng(7)
+    for n, d, heads, kv_heads in ((96, 16, 4, 2), (40, 6, 1, 1)):
+        _, derived = attention_pair(n, d, heads, kv_heads)
+        vals = {k: rng.normal(size=s).astype(np.float32) for k, s in derived.inputs.items()}
+        want = ref.attention(*(vals[k].astype(np.float64) for k in "qkv"), causal=True)
+        for rows in (1, 4, 16):
+            fn = T.Compiled(derived, native, schedule={"vector_rows": rows}, workgroups=False)
+            (source,) = fn.sources
+            wide = d % 4 == 0
+            assert ("k: array<vec4<f32>>" in source) == wide, (d, rows)
+            assert ("v: array<vec4<f32>>" in source) == wide, (d, rows)
+            if wide and rows > 1:  # one read of the key per step, before the rows
+                assert source.count("= k[") == d // 4, rows
+            assert fn.steps[0].kernel.workgroup_x < 64 or fn.steps[0].items >= 64 * 16
+            close_in_f32(fn(vals)["o"], want, f"n {n}, d {d}, {rows} rows")
 
 
 @pytest.mark.toolchain

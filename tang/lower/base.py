@@ -386,10 +386,12 @@ class Printer:
     scratch: str | None = None
     scratch_end: str | None = None
     # kernels only (WGSL): a buffer read ``wide`` elements at a time, as one vector per
-    # load: its binding's type ({type}) and a private array of {size} such vectors ({type},
-    # {name}); element {k} of a vector is ``element`` again. None: one element per load
+    # load: its binding's type ({type}), element {i} of such a buffer ({name}) and a
+    # private array of {size} vectors ({type}, {name}); a vector's cell is an ``element``
+    # of it. ``wide`` 1: one element per load
     wide: int = 1
     wide_buffer: str | None = None
+    wide_element: str | None = None
     wide_array: str | None = None
     nest_header: tuple[str, ...]  # lines before a loop-nest function
     nest_function: str  # opens it: {name}, {params}

@@ -99,6 +99,7 @@ class WGSL(Printer):
     # llvmpipe loads a storage buffer one invocation at a time: a vec4 is one load, not four
     wide = 4
     wide_buffer = "array<vec4<{type}>>"
+    wide_element = "{name}[({i}) >> 2u][({i}) & 3]"
     wide_array = "var {name}: array<vec4<{type}>, {size}>;"
     packed = {
         "u4": "f32(extractBits({name}[({i}) >> 3u], u32(({i}) & 7) * 4u, 4u))",

@@ -61,6 +61,8 @@ CANDIDATES: dict[str, list[dict[str, Any]]] = {
         {"block": (16, 16)},
         {"vector_rows": 2},
         {"vector_rows": 4},
+        {"vector_rows": 8},
+        {"vector_rows": 16},
     ],
 }
 # the largest evaluation domain (elements × reduction steps) checked by the numpy evaluator

@@ -43,6 +43,11 @@ from .view import row_major
 # and a 64-wide vector row is 64 statements, so more rows are the autotuner's to try)
 WGSL_BLOCK = (4, 4)
 WGSL_VECTOR_ROWS = 1
+# a kernel of few invocations runs in narrower workgroups (down to MIN_WIDTH invocations,
+# a CPU adapter's SIMD width) so that it makes at least MIN_GROUPS of them: llvmpipe gives
+# each core whole workgroups, and two of 64 (a vector plan over blocks of rows) kept one
+# core idle while the other worked
+MIN_GROUPS, MIN_WIDTH = 16, 8
 
 
 @dataclass(frozen=True)
@@ -250,6 +255,50 @@ def _tree(w: _Writer, comp: Comprehension, p: Plan, idents: dict, shapes: dict) 
     return max(1, comp.size) * width
 
 
+def _body(
+    comp: Comprehension,
+    p: Plan,
+    idents: dict,
+    shapes: Mapping[str, tuple[int, ...]],
+    packed: Mapping[str, str],
+    split: set[str],
+) -> tuple[_Writer, int, int, list[str], list[str], list[str]]:
+    """The statements of ``comp``'s kernel following ``p`` (``split``: the buffers declared
+    as vectors): the writer holding them, the workgroup width, the invocations, workgroup
+    declarations, the entry point's builtins and its first lines."""
+    w = _Writer("wgsl", "f32")
+    w.packed, w.split = dict(packed), split
+    shared_decls: list[str] = []
+    if p.kind in ("tiled", "tree"):
+        width = p.tile * p.tile if p.kind == "tiled" else p.width
+        if p.kind == "tiled":
+            names = [f"_0w{k}" for k in range(len(p.rows) + len(p.cols))]
+        else:
+            names = [f"_0p{k}" for k in range(comp.monoid.arity)]  # type: ignore[union-attr]
+        shared_decls = [w.printer.shared.format(type=w.type, name=n, size=width) for n in names]  # type: ignore[union-attr]
+        items = (_tiled if p.kind == "tiled" else _tree)(w, comp, p, idents, dict(shapes))
+        builtins = [
+            "@builtin(workgroup_id) _wg: vec3<u32>",
+            "@builtin(num_workgroups) _groups: vec3<u32>",
+            "@builtin(local_invocation_index) _lid: u32",
+        ]
+        prologue = [
+            "    let _group = i32(_wg.x + _wg.y * _groups.x);",
+            "    let _local = i32(_lid);",
+        ]
+    else:
+        items = _per_invocation(w, comp, p, idents, dict(shapes))
+        width = BACKENDS["wgsl"].workgroup_size[0]
+        while width > MIN_WIDTH and items < width * MIN_GROUPS:
+            width //= 2
+        builtins = [
+            "@builtin(global_invocation_id) gid: vec3<u32>",
+            "@builtin(num_workgroups) groups: vec3<u32>",
+        ]
+        prologue = [f"    let _flat = i32(gid.x + gid.y * groups.x * {width}u);"]
+    return w, width, items, shared_decls, builtins, prologue
+
+
 def wgsl_kernel(
     comp: Comprehension,
     shapes: Mapping[str, tuple[int, ...]],
@@ -272,35 +321,15 @@ def wgsl_kernel(
     p = plan(comp, workgroups=workgroups, **plan_options) if the_plan is None else the_plan
     packed = dict(packed or {})
     reads, idents, bindings = _bindings(comp, packed)
-    w = _Writer("wgsl", "f32")
-    w.packed = packed
-    shared_decls: list[str] = []
-    if p.kind in ("tiled", "tree"):
-        width = p.tile * p.tile if p.kind == "tiled" else p.width
-        if p.kind == "tiled":
-            names = [f"_0w{k}" for k in range(len(p.rows) + len(p.cols))]
-        else:
-            names = [f"_0p{k}" for k in range(comp.monoid.arity)]  # type: ignore[union-attr]
-        shared_decls = [w.printer.shared.format(type=w.type, name=n, size=width) for n in names]  # type: ignore[union-attr]
-        items = (_tiled if p.kind == "tiled" else _tree)(w, comp, p, idents, dict(shapes))
-        builtins = [
-            "@builtin(workgroup_id) _wg: vec3<u32>",
-            "@builtin(num_workgroups) _groups: vec3<u32>",
-            "@builtin(local_invocation_index) _lid: u32",
-        ]
-        prologue = [
-            "    let _group = i32(_wg.x + _wg.y * _groups.x);",
-            "    let _local = i32(_lid);",
-        ]
-    else:
-        width = BACKENDS["wgsl"].workgroup_size[0]
-        items = _per_invocation(w, comp, p, idents, dict(shapes))
-        builtins = [
-            "@builtin(global_invocation_id) gid: vec3<u32>",
-            "@builtin(num_workgroups) groups: vec3<u32>",
-        ]
-        prologue = [f"    let _flat = i32(gid.x + gid.y * groups.x * {width}u);"]
-    if w.wide:  # buffers read as vectors (``_wide_reads``) are declared as vectors
+    split: set[str] = set()
+    while True:  # once, or twice where some loads are vectors (``lower._load_wide``)
+        w, width, items, shared_decls, builtins, prologue = _body(
+            comp, p, idents, shapes, packed, split
+        )
+        if w.wide <= split:
+            break
+        split |= w.wide  # again, with every other read of those buffers a vector's cell
+    if w.wide:  # buffers read as vectors are declared as vectors
         vectors = {idents[name] for name in w.wide}
         wide_type = w.printer.wide_buffer.format(type=w.type)  # type: ignore[union-attr]
         bindings = tuple(replace(b, type=wide_type) if b.name in vectors else b for b in bindings)

@@ -68,12 +68,17 @@ class _Writer:
         self.inline_lanes = 1  # split an inline producer's reduction over this many lanes
         self.packed: dict[str, str] = {}  # packed inputs' element types, by buffer name
         self.wide: set[str] = set()  # buffers read ``printer.wide`` elements per load
+        # buffers declared as vectors (``wide`` of an earlier printing of the same kernel):
+        # an element of one is read as a vector's cell
+        self.split: set[str] = set()
         self.unroll = self.printer.unroll  # innermost constant loops this short are unrolled
 
     def buffer_element(self, buffer: str, source: str, at: str) -> str:
         """Element ``at`` of buffer ``source`` (spelt ``buffer``), as a number: a plain
         load, or a packed element cut from its word (the printer's ``packed`` table)."""
         kind = self.packed.get(source)
+        if source in self.split:
+            return self.printer.wide_element.format(name=buffer, i=at)  # type: ignore[union-attr]
         if kind is None:
             return self.printer.element.format(name=buffer, i=at)
         return self.printer.packed[kind].format(name=buffer, i=at, type=self.type)
@@ -290,6 +295,12 @@ def _value(
         _split_reduction(w, sc, lanes, state)
     else:
         loops = [(n, e) for n, e in comp.reduce if pin is None or n != pin[0]]
+        if len(loops) == 1 and _stop(sc, loops[0][1]) == loops[0][1]:
+            ((r, e),) = loops  # a whole loop, unrolled: its contiguous reads as vectors
+            if _unrolled(w, comp, comp.body, e):
+                used = sorted({n.name for n in topo_order(comp.body) if n.op == "var"})
+                wide = [name for name in used if _widens(sc, name, r, e, e)]
+                _load_wide(sc, wide, r, "0", e, e, sc.local[r])
         for n, e in loops:
             w.loop(sc.local[n], _stop(sc, e))
         loaded: set[str] = set()
@@ -301,6 +312,7 @@ def _value(
         _fold(w, monoid, range(monoid.arity), dict(zip(monoid.state, state)), element, state, p)
         for _ in loops:
             w.end_loop()
+        sc.wide.clear()
     if comp.epilogue is None:
         return state[0]
     sc.load([comp.epilogue])
@@ -493,17 +505,16 @@ def _blocked(
         w.close(st.block_end)
         w.end_loop()
 
-    # what else the kernel reads: the rest of the body (whose operands' parts are cells of
-    # their arrays, not loads), the row operand and the epilogue
-    elsewhere = [*body, *(node for _, node in row_parts), *comp.nodes()[len(comp.body) :]]
     col_nodes = [node for _, node in col_parts]
-    parts = {name for name, _ in (*row_parts, *col_parts)}
-    wide = _wide_reads(w, comp, b, cols_per, col_nodes, elsewhere, parts, shapes) if kernel else []
+    wide = []
+    if kernel and _unrolled(w, comp, col_nodes, cols_per):
+        col_reads = sorted({n.name for n in topo_order(col_nodes) if n.op == "var"})
+        wide = [name for name in col_reads if _widens(sc, name, b, extent[b], cols_per)]
 
     def column_values(at: str) -> None:
-        for name in wide:
-            _load_wide(w, sc, name, b, first_col, extent[b], cols_per, column)
+        _load_wide(sc, wide, b, first_col, extent[b], cols_per, column)
         operand(col_parts, col_arrays, b, first_col, column, cols_per, at)
+        sc.wide.clear()
 
     if panel:  # the column operand, once per column block: panel[step * V + column]
         for name in col_arrays.values():
@@ -573,73 +584,57 @@ def _blocked(
         w.end_loop()
 
 
-def _wide_reads(
-    w: _Writer,
-    comp: Comprehension,
-    b: str,
-    cols: int,
-    column: Sequence[Node],
-    elsewhere: Sequence[Node],
-    parts: set[str],
-    shapes: dict,
-) -> list[str]:
-    """The column operand's plain loads a kernel can read ``printer.wide`` elements at a
-    time: contiguous along ``b``, every other stride, the offset, the block and the extent
-    of ``b`` whole multiples of the width, and their buffer read nowhere else in the
-    comprehension (its binding is then declared as vectors). ``parts``: the operands'
-    names, which ``elsewhere`` reads from their arrays, not from memory."""
-    n = w.printer.wide
-    extent = dict(zip(comp.index, comp.shape))
-    if n == 1 or cols % n or extent[b] % n:
-        return []
-    at_b = comp.names.index(b)
-
-    def leaves(nodes: Sequence[Node]) -> set[str]:
-        return {x.name for x in topo_order(nodes) if x.op == "var"}
-
-    used, other_uses = leaves(column), leaves(elsewhere) - parts
-    fits: dict[str, str] = {}
-    scalar: set[str] = set()  # buffers read one element at a time
-    for name, read in comp.reads.items():
-        if not isinstance(read, Load):
-            scalar |= read.comp.sources()
-            continue
-        v = read.view
-        if (
-            name in used
-            and name not in other_uses
-            and read.source not in w.packed
-            and v.strides[at_b] == 1
-            and all(s % n == 0 for k, s in enumerate(v.strides) if k != at_b)
-            and v.offset % n == 0
-            and math.prod(shapes[read.source]) % n == 0
-        ):
-            fits[name] = read.source
-        else:
-            scalar.add(read.source)
-    return [name for name, source in fits.items() if source not in scalar]
+def _widens(sc: _Scope, name: str, axis: str, extent: int, block: int) -> bool:
+    """Whether read ``name`` can be loaded ``printer.wide`` elements at a time in blocks of
+    ``block`` positions along ``axis`` (of ``extent``, blocks starting at multiples of
+    ``block``): a plain load, contiguous along ``axis``, every other stride, its offset,
+    the block, the extent and its buffer's size whole multiples of the width."""
+    n, read = sc.w.printer.wide, sc.comp.reads.get(name)
+    if n == 1 or block % n or extent % n or name in sc.staged or not isinstance(read, Load):
+        return False
+    v, at = read.view, sc.comp.names.index(axis)
+    return (
+        read.source not in sc.w.packed
+        and v.strides[at] == 1
+        and v.offset % n == 0
+        and all(s % n == 0 for k, s in enumerate(v.strides) if k != at)
+        and math.prod(sc.shapes[read.source]) % n == 0
+    )
 
 
 def _load_wide(
-    w: _Writer, sc: _Scope, name: str, axis: str, first: str, extent: int, size: int, lane: str
+    sc: _Scope, names: Sequence[str], axis: str, first: str, extent: int, size: int, lane: str
 ) -> None:
-    """Read ``name`` at the block's ``size`` positions along ``axis`` as ``size / wide``
-    vectors into a private array; its value at position ``lane`` is then a vector's cell."""
+    """Read each of ``names`` (``_widens``) at the ``size`` positions from ``first`` along
+    ``axis`` as ``size / wide`` vectors into a private array: its value at position
+    ``first + lane`` is then a vector's cell (``sc.wide``, until the caller clears it)."""
+    w = sc.w
     st, n = w.printer, w.printer.wide
-    read = sc.comp.reads[name]
-    vectors, k = f"{sc.reads[name]}q", f"{sc.p}qk"
-    w.emit(st.wide_array.format(type=w.type, name=vectors, size=size // n))
-    w.loop(k, size // n)
-    w.open(st.block)
-    start = st.minimum.format(a=f"{first} + {k} * {n}", b=extent - n)
-    w.emit(st.declare_index.format(name=sc.local[axis], expr=start))
-    load = st.element.format(name=sc.buffers[read.source], i=f"({sc.address(read.view)}) / {n}")
-    w.emit(st.assign.format(name=st.element.format(name=vectors, i=k), expr=load))
-    w.close(st.block_end)
-    w.end_loop()
-    vector = st.element.format(name=vectors, i=f"{lane} / {n}")
-    sc.wide[name] = st.element.format(name=vector, i=f"{lane} % {n}")
-    w.wide.add(read.source)
+    for name in names:
+        read = sc.comp.reads[name]
+        vectors, k = f"{sc.reads[name]}q", f"{sc.p}qk"
+        w.emit(st.wide_array.format(type=w.type, name=vectors, size=size // n))  # type: ignore[union-attr]
+        w.loop(k, size // n)
+        w.open(st.block)
+        start = st.minimum.format(a=f"{first} + {k} * {n}", b=extent - n)
+        w.emit(st.declare_index.format(name=sc.local[axis], expr=start))
+        at = f"({sc.address(read.view)}) / {n}"
+        load = st.element.format(name=sc.buffers[read.source], i=at)
+        w.emit(st.assign.format(name=st.element.format(name=vectors, i=k), expr=load))
+        w.close(st.block_end)
+        w.end_loop()
+        vector = st.element.format(name=vectors, i=f"{lane} / {n}")
+        sc.wide[name] = st.element.format(name=vector, i=f"{lane} % {n}")
+        w.wide.add(read.source)
+
+
+def _unrolled(w: _Writer, comp: Comprehension, nodes: Sequence[Node], extent: int) -> bool:
+    """Whether a loop of ``extent`` whose body computes ``nodes`` prints unrolled: short
+    enough, and innermost (no inline producer's loop inside). A private array indexed by
+    its variable stays in registers only then."""
+    names = {n.name for n in topo_order(list(nodes)) if n.op == "var"}
+    inner = any(isinstance(comp.reads.get(name), Inline) for name in names)
+    return not inner and 0 < extent <= w.unroll and w.printer.block is not None
 
 
 def _load_at(sc: _Scope, read: Any, local: Mapping[str, str]) -> str:
@@ -806,7 +801,7 @@ def _vector(
         else:
             _initial_array(w, state[k], rows, monoid.identity[k], f"{p}z")
     for k in sorted(moving_state):
-        _initial_array(w, state[k], rows * width, monoid.identity[k], j)
+        _initial_array(w, state[k], rows * width, monoid.identity[k], j, rows)
 
     def vector_index() -> None:
         stride = width
@@ -837,10 +832,20 @@ def _vector(
         stop_at[row_axis] = f"{p}lr"
     for n, e in comp.reduce:
         w.loop(sc.local[n], _stop(sc, e, stop_at))
-    each_row()
     # once per reduction step: the invariant body, the invariant parts of the varying one
     moving_body, lifted = _hoist([comp.body[k] for k in sorted(moving_state)], leaf_varies, f"{p}h")
     outside = [comp.body[k] for k in fixed_state] + [node for _, node in lifted]
+    # the reads along the vector loaded as vectors (where its loop unrolls), those the rows
+    # share (and what their inline producers read alike) once per step, before the rows
+    wide: list[str] = []
+    if len(axes) == 1 and _unrolled(w, comp, moving_body, width):
+        used = sorted({n.name for n in topo_order(moving_body) if n.op == "var"})
+        wide = [n for n in used if read_varies(n) and _widens(sc, n, axes[0][0], width, width)]
+    shared = [n for n in wide if rows == 1 or not comp.depends_on(var(n), [row_axis])]
+    if rows > 1:
+        stage_shared_inline_loads(sc, outside, {row_axis, *plan.vector})
+        _load_wide(sc, shared, axes[0][0], "0", width, width, j)
+    each_row()
     sc.load(outside, lambda name: not read_varies(name))
     texts = w.expressions(outside, sc.names, f"{p}b") if outside else []
     names = dict(sc.names)
@@ -870,6 +875,9 @@ def _vector(
         texts = w.expressions(once, fixed_scope, f"{p}c")
         for name, text in zip([n for n, _ in lifted_c] + fresh, texts):
             w.emit(w.printer.declare.format(type=w.type, name=name, expr=text))
+    if wide:
+        per_row = wide if rows == 1 else [n for n in wide if n not in shared]
+        _load_wide(sc, per_row, axes[0][0], "0", width, width, j)
     w.loop(j, width)
     vector_index()
     sc.load(moving_body, read_varies)
@@ -896,6 +904,7 @@ def _vector(
         for k, name in zip(fixed_state, fresh):
             w.emit(st.assign.format(name=fixed(k), expr=name))
     end_rows()
+    sc.wide.clear()
     for _ in comp.reduce:
         w.end_loop()
     # the epilogue and the store, per element of the vector (and row inside the output)
@@ -922,6 +931,71 @@ def _vector(
         w.end_loop()
 
 
+def _outer_address(comp: Comprehension, read: Inline, rd: Load) -> tuple[dict, int, int]:
+    """The address of ``rd``, a load of inline producer ``read`` (one reduction variable),
+    over ``comp``'s domain: a coefficient per index variable, a constant, and the stride
+    along the producer's reduction."""
+    inner = read.comp
+    ((r, _),) = inner.reduce
+    coeff = dict.fromkeys(comp.names, 0)
+    const, r_stride = rd.view.offset, 0
+    for s, n in zip(rd.view.strides, inner.names):
+        if n == r:
+            r_stride += s
+            continue
+        row = inner.index.index(n)
+        const += s * read.index.consts[row]
+        for u, c in zip(comp.names, read.index.rows[row]):
+            coeff[u] += s * c
+    return coeff, const, r_stride
+
+
+def stage_shared_inline_loads(sc: _Scope, nodes: Sequence[Node], shared: Iterable[str]) -> None:
+    """Read once per reduction step, before a vector plan's rows, what its inline producers
+    (one short reduction each, unrolled) load the same for every row and vector position:
+    the loads that do not vary along ``shared`` and are contiguous along the producer's
+    reduction, as ``printer.wide`` elements per load, into a private array over the
+    reduction (the rows then share one read of a key, not one each)."""
+    w, comp = sc.w, sc.comp
+    n = w.printer.wide
+    shared = set(shared)
+    used = {x.name for x in topo_order(list(nodes)) if x.op == "var"}
+    for name, read in comp.reads.items():
+        if name not in used or not isinstance(read, Inline) or len(read.comp.reduce) != 1:
+            continue
+        ((_, extent),) = read.comp.reduce
+        if n == 1 or extent % n or not _unrolled(w, read.comp, read.comp.body, extent):
+            continue
+        staged = sc.inline_staged.setdefault(name, {})
+        for k, (rname, rd) in enumerate(read.comp.reads.items()):
+            if rname in staged or not isinstance(rd, Load) or rd.source in w.packed:
+                continue
+            coeff, const, r_stride = _outer_address(comp, read, rd)
+            if (
+                r_stride != 1
+                or any(coeff[u] for u in shared)
+                or any(c % n for c in coeff.values())
+                or const % n
+                or math.prod(sc.shapes[rd.source]) % n
+            ):
+                continue
+            array_name, lane = f"{sc.p}k{len(sc.inline_staged)}_{k}", f"{sc.p}kq"
+            zero = w.literal(0)
+            w.emit(w.printer.array.format(type=w.type, name=array_name, size=extent, value=zero))
+            w.loop(lane, extent // n)
+            terms = [(c, sc.local[u]) for u, c in coeff.items() if c] + [(n, lane)]
+            at = f"({_affine(terms, const)}) / {n}"
+            vector = w.printer.element.format(name=sc.buffers[rd.source], i=at)
+            w.emit(w.printer.declare.format(type="", name=f"{lane}v", expr=vector))
+            for c in range(n):
+                cell = w.printer.element.format(name=array_name, i=f"{lane} * {n} + {c}")
+                part = w.printer.element.format(name=f"{lane}v", i=c)
+                w.emit(w.printer.assign.format(name=cell, expr=part))
+            w.end_loop()
+            w.wide.add(rd.source)
+            staged[rname] = array_name
+
+
 def stage_inline_loads(sc: _Scope, nodes: Sequence[Node], block_rows: tuple | None = None) -> None:
     """Hoist out of ``sc``'s reduction the loads of its inline producers (one reduction
     variable each) that do not vary along it: each is read once into a private array over
@@ -936,25 +1010,14 @@ def stage_inline_loads(sc: _Scope, nodes: Sequence[Node], block_rows: tuple | No
         if name not in used or not isinstance(read, Inline) or len(read.comp.reduce) != 1:
             continue
         inner = read.comp
-        ((r, extent),) = inner.reduce
+        ((_, extent),) = inner.reduce
         if extent > MAX_STAGED or not w.printer.block:
             continue
         staged: dict[str, str] = {}
         for k, (rname, rd) in enumerate(inner.reads.items()):
             if not isinstance(rd, Load):
                 continue
-            # the load's address over the outer domain, plus the producer's reduction
-            coeff = dict.fromkeys(comp.names, 0)
-            const = rd.view.offset
-            r_stride = 0
-            for s, n in zip(rd.view.strides, inner.names):
-                if n == r:
-                    r_stride += s
-                    continue
-                row = inner.index.index(n)
-                const += s * read.index.consts[row]
-                for u, c in zip(comp.names, read.index.rows[row]):
-                    coeff[u] += s * c
+            coeff, const, r_stride = _outer_address(comp, read, rd)
             if any(coeff[u] for u in outer):
                 continue
             size = math.prod(sc.shapes[rd.source])
@@ -969,7 +1032,7 @@ def stage_inline_loads(sc: _Scope, nodes: Sequence[Node], block_rows: tuple | No
             segment = ""
             if block_rows is not None:
                 rr, _, axis, first = block_rows
-                w.loop(rr, rows)
+                w.loop(rr, rows, unroll=True)  # constant positions: the array in registers
                 last = dict(zip(comp.index, comp.shape))[axis] - 1
                 clamped = w.printer.minimum.format(a=f"{first} + {rr}", b=last)
                 w.emit(w.printer.declare_index.format(name=sc.local[axis], expr=clamped))
