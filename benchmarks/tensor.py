@@ -325,20 +325,23 @@ def block(
     if len(fn.steps) == 1:
         return
     spent = []
-    for s in fn.steps:  # each kernel alone, waited for by reading its buffer
+    for s in fn.steps:  # each dispatch alone, waited for by reading a buffer it writes
 
         def alone(s=s) -> None:
             dev.dispatch(s.kernel, [fn.buffers[b] for b in s.buffers], s.items)
-            dev.read(fn.buffers[s.name])
+            dev.read(fn.buffers[s.parts[0]])
 
-        spent.append((once(alone)[0], s.name, both[s.name].reduce))
+        reduces = "; ".join(
+            f"{p}: sum over " + (", ".join(f"{n}:{e}" for n, e in both[p].reduce) or "nothing")
+            for p in s.parts
+        )
+        spent.append((once(alone)[0], len(s.parts), reduces))
     spent.sort(reverse=True)
     total = sum(t for t, _, _ in spent)
-    for t, name, reduce in spent[:3]:
-        steps = ", ".join(f"{n}:{e}" for n, e in reduce)
+    for t, parts, reduces in spent[:3]:
         print(
-            f"  slowest: {name:8s} {ms(t)} ({100 * t / total:4.1f}% of the kernels;"
-            f" sum over {steps})"
+            f"  slowest dispatch: {ms(t)} ({100 * t / total:4.1f}% of the dispatches;"
+            f" {parts} comprehension(s): {reduces})"
         )
 
 

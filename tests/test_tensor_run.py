@@ -406,6 +406,49 @@ def test_a_transformer_block_forward_and_backward_on_each_device(request, kind: 
         assert lifted_vectors(fn.plans, both)
 
 
+@pytest.mark.toolchain
+def test_comprehensions_that_do_not_read_each_other_share_a_dispatch_on_wgpu(native) -> None:
+    """The block's forward and backward: each dispatch runs one level of comprehensions
+    (none reads another's output, each reads only what earlier dispatches wrote), fewer
+    dispatches than comprehensions, and the same bits as a dispatch each."""
+    g = block_graph()
+    both = T.stabilize_softmax(T.fuse(T.grad(g, "y", list(g.inputs))))
+    rng = np.random.default_rng(13)
+    vals = {
+        n: (rng.normal(size=s) / math.sqrt(s[0])).astype(np.float32) for n, s in both.inputs.items()
+    }
+    alone = T.Compiled(both, native, schedule={"merge": False}, workgroups=False)
+    shared = T.Compiled(both, native, schedule={}, workgroups=False)
+    assert len(alone.steps) == len(both.comprehensions)
+    assert 1 < len(shared.steps) < len(both.comprehensions) // 2
+    assert any(len(step.parts) > 1 for step in shared.steps)
+    written = set(both.inputs)
+    for step in shared.steps:
+        for name in step.parts:
+            assert both[name].sources() <= written, name  # nothing from its own dispatch
+        written |= set(step.parts)
+    assert written == set(both.inputs) | {c.name for c in both.comprehensions}
+    want, got = alone(vals), shared(vals)
+    for name in both.outputs:
+        assert np.array_equal(got[name], want[name]), name
+
+
+@pytest.mark.toolchain
+def test_a_shared_dispatch_splits_when_bound_buffers_alias(native) -> None:
+    """Binding one comprehension's output to a buffer another of its dispatch reads would
+    make that dispatch read and write one buffer: from then on each has its own, run in
+    the graph's order."""
+    x, z = T.input("x", (64,)), T.input("z", (64,))
+    g = T.graph(a=x * 2.0, b=z + 1.0)
+    fn = T.Compiled(g, native, workgroups=False)
+    assert [step.parts for step in fn.steps] == [("a", "b")]
+    fn.bind(a=fn.buffers["z"])
+    assert [step.parts for step in fn.steps] == [("a",), ("b",)]
+    xv = np.arange(64, dtype=np.float32)
+    out = fn({"x": xv, "z": np.zeros(64, np.float32)})
+    np.testing.assert_array_equal(out["b"], xv * 2 + 1)  # b read a's output, written first
+
+
 # ---- the run API ---------------------------------------------------------------------------------
 
 

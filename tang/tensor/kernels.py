@@ -14,7 +14,7 @@ them pairwise in workgroup memory.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -55,7 +55,9 @@ class GpuKernel:
     """One WGSL compute kernel: comprehension ``name`` written to buffer ``write``, reading
     the buffers ``reads``; ``info`` holds the entry point and bindings (storage buffers 0,
     1, …: ``reads`` then ``write``). Dispatch it over ``items`` invocations; ``size`` is the
-    output's element count and ``plan`` the schedule it follows."""
+    output's element count and ``plan`` the schedule it follows. A kernel of several
+    comprehensions (``merged_kernel``) writes ``also`` after ``write``, and ``plan`` is its
+    first one's."""
 
     name: str
     source: str
@@ -65,6 +67,12 @@ class GpuKernel:
     size: int
     items: int
     plan: Plan
+    also: tuple[str, ...] = ()
+
+    @property
+    def buffers(self) -> tuple[str, ...]:
+        """Every buffer it binds, in binding order."""
+        return (*self.reads, self.write, *self.also)
 
 
 def _unravel(w: _Writer, flat: str, axes: list[tuple[str, int]]) -> dict[str, str]:
@@ -288,15 +296,42 @@ def _body(
         ]
     else:
         items = _per_invocation(w, comp, p, idents, dict(shapes))
-        width = BACKENDS["wgsl"].workgroup_size[0]
-        while width > MIN_WIDTH and items < width * MIN_GROUPS:
-            width //= 2
+        width = _width(items)
         builtins = [
             "@builtin(global_invocation_id) gid: vec3<u32>",
             "@builtin(num_workgroups) groups: vec3<u32>",
         ]
         prologue = [f"    let _flat = i32(gid.x + gid.y * groups.x * {width}u);"]
     return w, width, items, shared_decls, builtins, prologue
+
+
+def planned(
+    comp: Comprehension, the_plan: Plan | None, workgroups: bool, plan_options: Mapping[str, Any]
+) -> tuple[Comprehension, Plan]:
+    """``comp`` as its kernel computes it and the plan it follows: ``the_plan``, or the
+    schedule's for ``plan_options`` (with the WGSL defaults)."""
+    if the_plan is not None:
+        return comp, the_plan
+    comp = eliminate_pinned(comp)
+    options = {"block": WGSL_BLOCK, "lanes": 1, **plan_options}
+    if options.get("registers"):
+        options.setdefault("vector_rows", WGSL_VECTOR_ROWS)
+    return comp, plan(comp, workgroups=workgroups, **options)
+
+
+def _width(items: int) -> int:
+    """The workgroup width for ``items`` invocations (MIN_GROUPS, MIN_WIDTH)."""
+    width = BACKENDS["wgsl"].workgroup_size[0]
+    while width > MIN_WIDTH and items < width * MIN_GROUPS:
+        width //= 2
+    return width
+
+
+def _declare_wide(bindings: tuple[Binding, ...], w: _Writer, idents: dict) -> tuple[Binding, ...]:
+    """``bindings`` with the buffers read as vectors (``w.wide``) declared as vectors."""
+    vectors = {idents[name] for name in w.wide}
+    wide_type = w.printer.wide_buffer.format(type=w.type) if vectors else ""  # type: ignore[union-attr]
+    return tuple(replace(b, type=wide_type) if b.name in vectors else b for b in bindings)
 
 
 def wgsl_kernel(
@@ -313,12 +348,7 @@ def wgsl_kernel(
     ``the_plan`` (default: the schedule's; ``workgroups`` allows its tiled and tree plans,
     ``plan_options`` go to ``plan``: ``registers=True`` allows register blocks of
     ``WGSL_BLOCK`` outputs per invocation; ``packed``: the graph's packed inputs)."""
-    if the_plan is None:
-        comp = eliminate_pinned(comp)
-        plan_options = {"block": WGSL_BLOCK, "lanes": 1, **plan_options}
-        if plan_options.get("registers"):
-            plan_options.setdefault("vector_rows", WGSL_VECTOR_ROWS)
-    p = plan(comp, workgroups=workgroups, **plan_options) if the_plan is None else the_plan
+    comp, p = planned(comp, the_plan, workgroups, plan_options)
     packed = dict(packed or {})
     reads, idents, bindings = _bindings(comp, packed)
     split: set[str] = set()
@@ -329,10 +359,7 @@ def wgsl_kernel(
         if w.wide <= split:
             break
         split |= w.wide  # again, with every other read of those buffers a vector's cell
-    if w.wide:  # buffers read as vectors are declared as vectors
-        vectors = {idents[name] for name in w.wide}
-        wide_type = w.printer.wide_buffer.format(type=w.type)  # type: ignore[union-attr]
-        bindings = tuple(replace(b, type=wide_type) if b.name in vectors else b for b in bindings)
+    bindings = _declare_wide(bindings, w, idents)
     head = [
         f"// {comp.name}: {_one_line(comp)}",
         f"// schedule: {p}",
@@ -347,6 +374,79 @@ def wgsl_kernel(
     source = "\n".join([*head, *w.lines, "}"]) + "\n"
     info = KernelInfo(entry, (width, 1, 1), bindings)
     return GpuKernel(comp.name, source, info, reads, comp.name, max(1, comp.size), items, p)
+
+
+def merged_kernel(
+    comps: Sequence[Comprehension],
+    shapes: Mapping[str, tuple[int, ...]],
+    *,
+    entry: str = "run",
+    workgroups: bool = False,
+    packed: Mapping[str, str] | None = None,
+    **plan_options: Any,
+) -> GpuKernel:
+    """One WGSL kernel computing several comprehensions that do not read each other's
+    output, so one dispatch replaces one each (on lavapipe a dispatch costs tens of
+    microseconds whatever it computes). Each comprehension is a function of its own
+    invocation index; the entry point hands a range of invocations to each in turn. Their
+    plans are per-invocation ones (register blocks, vectors, per element): workgroup
+    plans need every invocation of a workgroup at their barriers."""
+    parts = [planned(c, None, workgroups, plan_options) for c in comps]
+    if any(p.kind in ("tiled", "tree") for _, p in parts):
+        raise ValueError("workgroup plans (tiled, tree) cannot share a kernel")
+    packed = dict(packed or {})
+    reads = tuple(sorted(set().union(*(c.sources() for c, _ in parts))))
+    writes = tuple(c.name for c, _ in parts)
+    idents = identifiers([*reads, *writes])
+    access = ["read"] * len(reads) + ["read_write"] * len(writes)
+    bindings = tuple(
+        Binding(0, k, idents[n], "storage", a, "array<u32>" if n in packed else "array<f32>")
+        for k, (n, a) in enumerate(zip([*reads, *writes], access))
+    )
+    split: set[str] = set()
+    while True:  # as in wgsl_kernel: again where some buffers are read as vectors
+        writers, counts = [], []
+        for comp, p in parts:
+            w = _Writer("wgsl", "f32")
+            w.packed, w.split = packed, split
+            counts.append(_per_invocation(w, comp, p, idents, dict(shapes)))
+            writers.append(w)
+        wide = set().union(*(w.wide for w in writers))
+        if wide <= split:
+            break
+        split |= wide
+    writers[0].wide = wide
+    bindings = _declare_wide(bindings, writers[0], idents)
+    items, width = sum(counts), _width(sum(counts))
+    lines = [
+        f"// {' + '.join(writes)}: {len(parts)} comprehensions, one dispatch",
+        *(f"// {c.name}: {_one_line(c)}; schedule: {p}" for c, p in parts),
+        *(declaration(b) for b in bindings),
+        *SPECIAL_VALUES,
+    ]
+    for k, w in enumerate(writers):
+        lines += ["", f"fn _part{k}(_flat: i32) {{", *w.lines, "}"]
+    lines += [
+        "",
+        f"@compute @workgroup_size({width})",
+        f"fn {entry}(@builtin(global_invocation_id) gid: vec3<u32>,"
+        " @builtin(num_workgroups) groups: vec3<u32>) {",
+        f"    let _flat = i32(gid.x + gid.y * groups.x * {width}u);",
+    ]
+    start = 0
+    for k, count in enumerate(counts):
+        lines += [
+            f"    if _flat < {start + count} {{",
+            f"        _part{k}(_flat - {start});",
+            "        return;",
+            "    }",
+        ]
+        start += count
+    source = "\n".join([*lines, "}"]) + "\n"
+    info = KernelInfo(entry, (width, 1, 1), bindings)
+    size = sum(max(1, c.size) for c, _ in parts)
+    name, plan_of_first = "+".join(writes), parts[0][1]
+    return GpuKernel(name, source, info, reads, writes[0], size, items, plan_of_first, writes[1:])
 
 
 def lower_wgsl(

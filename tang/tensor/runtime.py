@@ -29,6 +29,7 @@ from .kernels import (
     WGSL_VECTOR_ROWS,
     GpuKernel,
     load_python,
+    merged_kernel,
     python_kernel,
     wgsl_kernel,
 )
@@ -55,7 +56,9 @@ class Allocation:
 
 @dataclass(frozen=True)
 class Step:
-    """One dispatch: a compiled kernel over ``items`` invocations, bound to ``buffers``."""
+    """One dispatch: a compiled kernel over ``items`` invocations, bound to ``buffers``,
+    computing the comprehensions ``parts`` (one, or several that share a dispatch; then
+    ``name`` joins theirs and ``plan`` is the first one's)."""
 
     name: str
     kernel: Any  # tang.gpu Kernel
@@ -63,10 +66,30 @@ class Step:
     items: int
     plan: Plan
     source: str
+    parts: tuple[str, ...] = ()
 
 
-# what a schedule may set: the plan's options, and the lanes of inline reductions
-SCHEDULE_OPTIONS = frozenset(inspect.signature(plan).parameters) - {"comp"} | {"inline_lanes"}
+# what a schedule may set: the plan's options, the lanes of inline reductions, and whether
+# comprehensions that do not read each other share a dispatch (``merge``, default True)
+SCHEDULE_OPTIONS = frozenset(inspect.signature(plan).parameters) - {"comp"} | {
+    "inline_lanes",
+    "merge",
+}
+
+
+def dispatch_groups(graph: TensorGraph, plans: Mapping[str, Plan]) -> list[list[Any]]:
+    """``graph``'s comprehensions in an order to dispatch them, grouped: those of one level
+    (each reads only inputs and outputs of earlier levels) share a dispatch, but for those
+    whose plan needs workgroups of their own (tiled, tree), which go alone."""
+    level: dict[str, int] = {}
+    for c in graph.comprehensions:
+        level[c.name] = 1 + max((level[s] for s in c.sources() if s in level), default=0)
+    groups: list[list[Any]] = []
+    for lv in sorted(set(level.values())):
+        here = [c for c in graph.comprehensions if level[c.name] == lv]
+        shared = [c for c in here if plans[c.name].kind not in ("tiled", "tree")]
+        groups += ([shared] if shared else []) + [[c] for c in here if c not in shared]
+    return groups
 
 
 def prefers_workgroups(device: Any) -> bool:
@@ -131,7 +154,8 @@ class Compiled:
         if unknown:
             known = ", ".join(sorted(SCHEDULE_OPTIONS))
             raise TypeError(f"unknown schedule option {unknown[0]!r} (known: {known})")
-        self.schedule = {k: v for k, v in schedule.items() if k != "workgroups"}
+        self.schedule = {k: v for k, v in schedule.items() if k not in ("workgroups", "merge")}
+        self.merge = bool(schedule.get("merge", True))
         self.workgroups = prefers_workgroups(self.device) if workgroups is None else workgroups
         self.allocations: list[Allocation] = []
         self.buffers: dict[str, Any] = {}
@@ -146,19 +170,38 @@ class Compiled:
             else:  # the words that hold the elements
                 self._allocate(name, "input", (words(element, math.prod(shape)),), "u32")
         self.steps: list[Step] = []
-        self._sources = []
         for comp in graph.comprehensions:
             self._allocate(comp.name, "buffer", comp.shape)
-            if self.device.printer != "c":
-                self._sources.append(self._source(comp, shapes))
+        self._sources = self._kernels(shapes, self.merge)
+        if build:
+            self.build()
+
+    def _kernels(self, shapes: dict, merge: bool) -> list[tuple]:
+        """What ``build`` compiles, one entry per dispatch (``_source``'s tuples)."""
+        graph = self.graph
         if self.device.printer == "c":  # one function over every buffer: one call per step
             from ..gpu.native_c import CKernel
 
-            text = lower_graph(graph, "c", dtype="f32", scheduled=scheduled, **self.schedule)
+            text = lower_graph(graph, "c", dtype="f32", scheduled=self.scheduled, **self.schedule)
             order = tuple(buffer_order(graph))
-            self._sources.append(("graph", CKernel(text), order, 1, Plan(), text))
-        if build:
-            self.build()
+            return [("graph", CKernel(text), order, 1, Plan(), text)]
+        if self.device.printer != "wgsl" or not (merge and self.scheduled):
+            return [self._source(comp, shapes) for comp in graph.comprehensions]
+        out = []
+        for group in dispatch_groups(graph, self.plans):
+            if len(group) == 1:
+                out.append(self._source(group[0], shapes))
+                continue
+            k = merged_kernel(
+                group,
+                shapes,
+                workgroups=self.workgroups,
+                registers=not self.workgroups,
+                packed=graph.packed,
+                **self.schedule,
+            )
+            out.append((k.name, k, k.buffers, k.items, k.plan, k.source))
+        return out
 
     @property
     def sources(self) -> tuple[str, ...]:
@@ -197,7 +240,7 @@ class Compiled:
                 packed=self.graph.packed,
                 **self.schedule,
             )
-            return comp.name, k, (*k.reads, k.write), k.items, k.plan, k.source
+            return comp.name, k, k.buffers, k.items, k.plan, k.source
         source, order = python_kernel(
             comp, shapes, scheduled=self.scheduled, packed=self.graph.packed
         )
@@ -209,8 +252,9 @@ class Compiled:
 
     @staticmethod
     def _step(src: tuple, kernel: Any) -> Step:
-        name, _, order, items, the_plan, text = src
-        return Step(name, kernel, order, items, the_plan, text)
+        name, made, order, items, the_plan, text = src
+        parts = (made.write, *made.also) if isinstance(made, GpuKernel) else (name,)
+        return Step(name, kernel, order, items, the_plan, text, parts)
 
     # ---- facts ----
     @property
@@ -308,6 +352,16 @@ class Compiled:
             self._borrowed.add(name)
             if name in self.graph.inputs:
                 self._written.add(name)
+        if any(len(s.parts) > 1 and self._aliased(s.buffers) for s in self.steps):
+            # a shared dispatch may not write a buffer it also reads (or writes twice):
+            # from now on each comprehension has a dispatch of its own
+            shapes = {**self.graph.inputs, **self.graph.buffers()}
+            self._sources, self.steps = self._kernels(shapes, merge=False), []
+            self.build()
+
+    def _aliased(self, names: tuple[str, ...]) -> bool:
+        """Whether two of ``names`` are one device buffer now."""
+        return len({id(self.buffers[n]) for n in names}) < len(names)
 
     def swap(self, a: str, b: str) -> None:
         """Exchange the buffers behind ``a`` and ``b`` (a state carried from one call to the
