@@ -438,15 +438,17 @@ def test_a_shared_dispatch_splits_when_bound_buffers_alias(native) -> None:
     """Binding one comprehension's output to a buffer another of its dispatch reads would
     make that dispatch read and write one buffer: from then on each has its own, run in
     the graph's order."""
-    x, z = T.input("x", (64,)), T.input("z", (64,))
-    g = T.graph(a=x * 2.0, b=z + 1.0)
+    x, y, z = (T.input(name, (64,)) for name in "xyz")
+    g = T.graph(a=x * 2.0, b=y + z)
     fn = T.Compiled(g, native, workgroups=False)
     assert [step.parts for step in fn.steps] == [("a", "b")]
-    fn.bind(a=fn.buffers["z"])
-    assert [step.parts for step in fn.steps] == [("a",), ("b",)]
+    fn.bind(y=fn.buffers["z"])  # two reads of one buffer: still one dispatch
+    assert [step.parts for step in fn.steps] == [("a", "b")]
+    fn.bind(a=fn.buffers["z"])  # a writes what b reads
     xv = np.arange(64, dtype=np.float32)
-    out = fn({"x": xv, "z": np.zeros(64, np.float32)})
-    np.testing.assert_array_equal(out["b"], xv * 2 + 1)  # b read a's output, written first
+    out = fn({"x": xv, "z": np.zeros(64, np.float32)})  # z: then overwritten by a
+    assert [step.parts for step in fn.steps] == [("a",), ("b",)]
+    np.testing.assert_array_equal(out["b"], xv * 4)  # b read a's output, written first
 
 
 # ---- the run API ---------------------------------------------------------------------------------

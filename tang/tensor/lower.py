@@ -587,18 +587,23 @@ def _blocked(
 def _widens(sc: _Scope, name: str, axis: str, extent: int, block: int) -> bool:
     """Whether read ``name`` can be loaded ``printer.wide`` elements at a time in blocks of
     ``block`` positions along ``axis`` (of ``extent``, blocks starting at multiples of
-    ``block``): a plain load, contiguous along ``axis``, every other stride, its offset,
-    the block, the extent and its buffer's size whole multiples of the width."""
+    ``block``): a plain load inside its buffer, contiguous along ``axis``, every other
+    stride, its offset, the block, the extent and its buffer's size whole multiples of the
+    width."""
     n, read = sc.w.printer.wide, sc.comp.reads.get(name)
     if n == 1 or block % n or extent % n or name in sc.staged or not isinstance(read, Load):
         return False
     v, at = read.view, sc.comp.names.index(axis)
+    size = math.prod(sc.shapes[read.source])
     return (
         read.source not in sc.w.packed
         and v.strides[at] == 1
         and v.offset % n == 0
         and all(s % n == 0 for k, s in enumerate(v.strides) if k != at)
-        and math.prod(sc.shapes[read.source]) % n == 0
+        and size % n == 0
+        and v.size > 0
+        and v.span()[0] >= 0
+        and v.span()[1] < size
     )
 
 
@@ -971,12 +976,15 @@ def stage_shared_inline_loads(sc: _Scope, nodes: Sequence[Node], shared: Iterabl
             if rname in staged or not isinstance(rd, Load) or rd.source in w.packed:
                 continue
             coeff, const, r_stride = _outer_address(comp, read, rd)
+            size, (lo, hi) = math.prod(sc.shapes[rd.source]), rd.view.span()
             if (
                 r_stride != 1
                 or any(coeff[u] for u in shared)
                 or any(c % n for c in coeff.values())
                 or const % n
-                or math.prod(sc.shapes[rd.source]) % n
+                or size % n
+                or lo < 0
+                or hi >= size
             ):
                 continue
             array_name, lane = f"{sc.p}k{len(sc.inline_staged)}_{k}", f"{sc.p}kq"

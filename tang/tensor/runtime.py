@@ -352,16 +352,16 @@ class Compiled:
             self._borrowed.add(name)
             if name in self.graph.inputs:
                 self._written.add(name)
-        if any(len(s.parts) > 1 and self._aliased(s.buffers) for s in self.steps):
-            # a shared dispatch may not write a buffer it also reads (or writes twice):
-            # from now on each comprehension has a dispatch of its own
+        if any(len(s.parts) > 1 and self._writes_aliased(s) for s in self.steps):
+            # a shared dispatch may not write a buffer it also binds otherwise: from now on
+            # each comprehension has a dispatch of its own (built at the next call)
             shapes = {**self.graph.inputs, **self.graph.buffers()}
             self._sources, self.steps = self._kernels(shapes, merge=False), []
-            self.build()
 
-    def _aliased(self, names: tuple[str, ...]) -> bool:
-        """Whether two of ``names`` are one device buffer now."""
-        return len({id(self.buffers[n]) for n in names}) < len(names)
+    def _writes_aliased(self, step: Step) -> bool:
+        """Whether a buffer ``step`` writes is now also another of its bindings."""
+        ids = [id(self.buffers[n]) for n in step.buffers]
+        return any(ids.count(id(self.buffers[p])) > 1 for p in step.parts)
 
     def swap(self, a: str, b: str) -> None:
         """Exchange the buffers behind ``a`` and ``b`` (a state carried from one call to the
@@ -377,6 +377,8 @@ class Compiled:
     def dispatch(self) -> None:
         """Run every kernel, in order, on what the buffers hold now: recorded into one
         command buffer and submitted once (the CPU device runs them as they come)."""
+        if not self.steps:
+            self.build()
         with self.device.batch():
             for s in self.steps:
                 self.device.dispatch(s.kernel, [self.buffers[b] for b in s.buffers], s.items)
@@ -407,6 +409,7 @@ class Compiled:
         kind = out or self.write(inputs or {})
         if out:
             self.write(inputs or {})
+        await self.build_async()  # kernels a bind made anew (none most calls)
         self.dispatch()
         raws = await self.device.read_many_async([self.buffers[o] for o in self.graph.outputs])
         return {o: self._convert(o, r, kind) for o, r in zip(self.graph.outputs, raws, strict=True)}
