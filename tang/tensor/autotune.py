@@ -52,17 +52,24 @@ CANDIDATES: dict[str, list[dict[str, Any]]] = {
         # which a browser may not tell (Chromium's compatibility adapters are "unnamed")
         {"workgroups": False},
         {"workgroups": True},
-        {"block": (8, 8)},
-        {"block": (4, 8)},
-        {"block": (8, 4)},
-        {"block": (2, 8)},
-        # 16 columns: four vec4 loads of a contiguous column operand (lower._wide_reads)
-        {"block": (8, 16)},
-        {"block": (16, 16)},
-        {"vector_rows": 2},
-        {"vector_rows": 4},
-        {"vector_rows": 8},
-        {"vector_rows": 16},
+        # register plans (without workgroup tiles, whatever the guess), the shapes that won
+        # on lavapipe first, so that a short budget (the page's) reaches them: 16 columns
+        # are four vec4 loads of a contiguous column operand
+        *(
+            {"workgroups": False, **options}
+            for options in (
+                {"block": (16, 16)},
+                {"vector_rows": 16},
+                {"block": (8, 16)},
+                {"vector_rows": 8},
+                {"block": (8, 8)},
+                {"vector_rows": 4},
+                {"block": (4, 8)},
+                {"block": (8, 4)},
+                {"block": (2, 8)},
+                {"vector_rows": 2},
+            )
+        ),
     ],
 }
 # the largest evaluation domain (elements × reduction steps) checked by the numpy evaluator
