@@ -85,14 +85,17 @@ def _unravel(w: _Writer, flat: str, axes: list[tuple[str, int]]) -> dict[str, st
 
 
 def _bindings(
-    comp: Comprehension, packed: Mapping[str, str]
+    comps: Sequence[Comprehension], packed: Mapping[str, str]
 ) -> tuple[tuple[str, ...], dict[str, str], tuple[Binding, ...]]:
-    reads = tuple(sorted(comp.sources()))
-    idents = identifiers([*reads, comp.name])
-    access = ["read"] * len(reads) + ["read_write"]
+    """The buffers ``comps`` read (sorted), every buffer's identifier, and the bindings:
+    the reads, then each comprehension's output."""
+    reads = tuple(sorted(set().union(*(c.sources() for c in comps))))
+    writes = [c.name for c in comps]
+    idents = identifiers([*reads, *writes])
+    access = ["read"] * len(reads) + ["read_write"] * len(writes)
     bindings = tuple(
         Binding(0, k, idents[n], "storage", a, "array<u32>" if n in packed else "array<f32>")
-        for k, (n, a) in enumerate(zip([*reads, comp.name], access))
+        for k, (n, a) in enumerate(zip([*reads, *writes], access))
     )
     return reads, idents, bindings
 
@@ -327,11 +330,15 @@ def _width(items: int) -> int:
     return width
 
 
-def _declare_wide(bindings: tuple[Binding, ...], w: _Writer, idents: dict) -> tuple[Binding, ...]:
-    """``bindings`` with the buffers read as vectors (``w.wide``) declared as vectors."""
-    vectors = {idents[name] for name in w.wide}
-    wide_type = w.printer.wide_buffer.format(type=w.type) if vectors else ""  # type: ignore[union-attr]
-    return tuple(replace(b, type=wide_type) if b.name in vectors else b for b in bindings)
+def _declare_wide(
+    bindings: tuple[Binding, ...], wide: set[str], idents: dict
+) -> tuple[Binding, ...]:
+    """``bindings`` with the buffers read as vectors (``wide``) declared as vectors."""
+    vectors = {idents[name] for name in wide}
+    spelling = BACKENDS["wgsl"].wide_buffer or ""
+    return tuple(
+        replace(b, type=spelling.format(type="f32")) if b.name in vectors else b for b in bindings
+    )
 
 
 def wgsl_kernel(
@@ -350,7 +357,7 @@ def wgsl_kernel(
     ``WGSL_BLOCK`` outputs per invocation; ``packed``: the graph's packed inputs)."""
     comp, p = planned(comp, the_plan, workgroups, plan_options)
     packed = dict(packed or {})
-    reads, idents, bindings = _bindings(comp, packed)
+    reads, idents, bindings = _bindings([comp], packed)
     split: set[str] = set()
     while True:  # once, or twice where some loads are vectors (``lower._load_wide``)
         w, width, items, shared_decls, builtins, prologue = _body(
@@ -359,7 +366,7 @@ def wgsl_kernel(
         if w.wide <= split:
             break
         split |= w.wide  # again, with every other read of those buffers a vector's cell
-    bindings = _declare_wide(bindings, w, idents)
+    bindings = _declare_wide(bindings, w.wide, idents)
     head = [
         f"// {comp.name}: {_one_line(comp)}",
         f"// schedule: {p}",
@@ -395,14 +402,8 @@ def merged_kernel(
     if any(p.kind in ("tiled", "tree") for _, p in parts):
         raise ValueError("workgroup plans (tiled, tree) cannot share a kernel")
     packed = dict(packed or {})
-    reads = tuple(sorted(set().union(*(c.sources() for c, _ in parts))))
+    reads, idents, bindings = _bindings([c for c, _ in parts], packed)
     writes = tuple(c.name for c, _ in parts)
-    idents = identifiers([*reads, *writes])
-    access = ["read"] * len(reads) + ["read_write"] * len(writes)
-    bindings = tuple(
-        Binding(0, k, idents[n], "storage", a, "array<u32>" if n in packed else "array<f32>")
-        for k, (n, a) in enumerate(zip([*reads, *writes], access))
-    )
     split: set[str] = set()
     while True:  # as in wgsl_kernel: again where some buffers are read as vectors
         writers, counts = [], []
@@ -415,8 +416,7 @@ def merged_kernel(
         if wide <= split:
             break
         split |= wide
-    writers[0].wide = wide
-    bindings = _declare_wide(bindings, writers[0], idents)
+    bindings = _declare_wide(bindings, wide, idents)
     items, width = sum(counts), _width(sum(counts))
     lines = [
         f"// {' + '.join(writes)}: {len(parts)} comprehensions, one dispatch",
