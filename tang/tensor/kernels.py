@@ -384,21 +384,19 @@ def wgsl_kernel(
 
 
 def merged_kernel(
-    comps: Sequence[Comprehension],
+    parts: Sequence[tuple[Comprehension, Plan]],
     shapes: Mapping[str, tuple[int, ...]],
     *,
     entry: str = "run",
-    workgroups: bool = False,
     packed: Mapping[str, str] | None = None,
-    **plan_options: Any,
 ) -> GpuKernel:
     """One WGSL kernel computing several comprehensions that do not read each other's
     output, so one dispatch replaces one each (on lavapipe a dispatch costs tens of
     microseconds whatever it computes). Each comprehension is a function of its own
     invocation index; the entry point hands a range of invocations to each in turn. Their
-    plans are per-invocation ones (register blocks, vectors, per element): workgroup
-    plans need every invocation of a workgroup at their barriers."""
-    parts = [planned(c, None, workgroups, plan_options) for c in comps]
+    plans (``parts``: each with its plan, from ``planned``) are per-invocation ones
+    (register blocks, vectors, per element): workgroup plans need every invocation of a
+    workgroup at their barriers."""
     if any(p.kind in ("tiled", "tree") for _, p in parts):
         raise ValueError("workgroup plans (tiled, tree) cannot share a kernel")
     packed = dict(packed or {})

@@ -30,6 +30,7 @@ from .kernels import (
     GpuKernel,
     load_python,
     merged_kernel,
+    planned,
     python_kernel,
     wgsl_kernel,
 )
@@ -186,20 +187,15 @@ class Compiled:
             order = tuple(buffer_order(graph))
             return [("graph", CKernel(text), order, 1, Plan(), text)]
         if self.device.printer != "wgsl" or not (merge and self.scheduled):
-            return [self._source(comp, shapes) for comp in graph.comprehensions]
+            return [self._source(comp, None, shapes) for comp in graph.comprehensions]
+        options = {"registers": not self.workgroups, **self.schedule}  # as ``_source``'s
+        parts = {c.name: planned(c, None, self.workgroups, options) for c in graph.comprehensions}
         out = []
-        for group in dispatch_groups(graph, self.plans):
+        for group in dispatch_groups(graph, {n: p for n, (_, p) in parts.items()}):
             if len(group) == 1:
-                out.append(self._source(group[0], shapes))
+                out.append(self._source(*parts[group[0].name], shapes))
                 continue
-            k = merged_kernel(
-                group,
-                shapes,
-                workgroups=self.workgroups,
-                registers=not self.workgroups,
-                packed=graph.packed,
-                **self.schedule,
-            )
+            k = merged_kernel([parts[c.name] for c in group], shapes, packed=graph.packed)
             out.append((k.name, k, k.buffers, k.items, k.plan, k.source))
         return out
 
@@ -228,13 +224,14 @@ class Compiled:
         self.buffers[name] = self.device.empty(size, dtype)
         self.allocations.append(Allocation(name, role, size))
 
-    def _source(self, comp: Any, shapes: dict) -> tuple:
-        """(name, what the device compiles, buffers in binding order, items, plan, text)."""
+    def _source(self, comp: Any, the_plan: Plan | None, shapes: dict) -> tuple:
+        """(name, what the device compiles, buffers in binding order, items, plan, text);
+        ``the_plan``: the WGSL kernel's, already chosen (``kernels.planned``)."""
         if self.device.printer == "wgsl":
             k: GpuKernel = wgsl_kernel(
                 comp,
                 shapes,
-                None if self.scheduled else Plan(),
+                the_plan if the_plan is not None else None if self.scheduled else Plan(),
                 workgroups=self.workgroups,
                 registers=not self.workgroups,  # register blocks where tiles do not pay
                 packed=self.graph.packed,
@@ -352,7 +349,11 @@ class Compiled:
             self._borrowed.add(name)
             if name in self.graph.inputs:
                 self._written.add(name)
-        if any(len(s.parts) > 1 and self._writes_aliased(s) for s in self.steps):
+        bound = set(buffers)
+        if any(
+            len(s.parts) > 1 and bound & set(s.buffers) and self._writes_aliased(s)
+            for s in self.steps
+        ):
             # a shared dispatch may not write a buffer it also binds otherwise: from now on
             # each comprehension has a dispatch of its own (built at the next call)
             shapes = {**self.graph.inputs, **self.graph.buffers()}
