@@ -5,6 +5,8 @@ software GPU adapter."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 import tang.gpu as gpu
@@ -47,6 +49,47 @@ def test_a_library_is_built_once_per_machine(fresh_cache) -> None:
     second.kernel(CKernel(SCALE))
     assert second.builds == 0 and second.compiles == 1
     assert cache_dir() == fresh_cache / "c"
+
+
+@needs_cc
+def test_loops_of_maths_call_glibc_s_vector_functions_where_it_links_them(fresh_cache) -> None:
+    """Where glibc's vector maths can be linked (x86-64 glibc with its development files),
+    the device links it and the kernels' header declares its functions, so a loop of expf,
+    logf or tanhf calls becomes calls of their vector variants; each value within 4 ulp of
+    the scalar function's (glibc's bound for the vector maths)."""
+    import subprocess
+
+    import numpy as np
+
+    from tang.gpu.native_c import build_library
+    from tang.lower.c import C
+
+    dev = CDevice.open()
+    linkable = Path("/usr/lib/x86_64-linux-gnu/libmvec.so")
+    if not dev.libmvec:
+        assert not linkable.exists(), "libmvec is installed but the device did not find it"
+        pytest.skip("no glibc vector maths to link here (not x86-64 glibc with libmvec.so)")
+    assert "glibc vector maths" in dev.name
+    body = "y[i] = expf(x[i]); y[n + i] = logf(x[i]); y[2 * n + i] = tanhf(x[i]);"
+    source = "\n".join(
+        [
+            *C.nest_header,
+            "void run(const float *restrict x, float *restrict y, size_t n) {",
+            f"    for (size_t i = 0; i < n; ++i) {{ {body} }}",
+            "}",
+        ]
+    )
+    library, _ = build_library(dev.compiler, dev.flags, source, None, dev.libraries)
+    symbols = subprocess.run(["nm", "-D", str(library)], capture_output=True, text=True).stdout
+    called = {s.split("@")[0].rsplit("_", 1)[-1] for s in symbols.split() if s.startswith("_ZGV")}
+    assert called >= {"expf", "logf", "tanhf"}, symbols
+    x = np.linspace(0.01, 20.0, 1003, dtype=np.float32)
+    y = dev.empty(3 * x.size)
+    dev.dispatch(dev.kernel(source), [dev.buffer(x.tolist()), y, x.size], 1)
+    got = np.asarray(dev.read(y), dtype=np.float32).reshape(3, -1)
+    for row, want in zip(got, (np.exp(x), np.log(x), np.tanh(x)), strict=True):
+        ulp = np.spacing(np.abs(want).astype(np.float32))
+        assert np.all(np.abs(row - want) <= 4 * ulp)
 
 
 @needs_cc

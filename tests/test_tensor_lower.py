@@ -141,6 +141,7 @@ SMALL_REGISTER_PLANS = {
     "lanes_min": 4,
     "inline_lanes": 2,
     "vector_rows": 2,
+    "vector_keys": 3,
 }
 
 
@@ -164,7 +165,7 @@ def test_small_register_plans_cover_blocks_lanes_and_inline_lanes() -> None:
     assert "schedule: split reduction over 4 lanes" in sources
     assert "malloc(" in sources and "free(" in sources  # the column panels
     assert sources.count("_1l0[") >= 3  # an inline dot product folded over two lanes
-    assert "vector over i4 (state 2 per element), 2 rows of i3 each" in sources
+    assert "vector over i4 (state 2 per element), 2 rows of i3 each, 3 steps per block" in sources
     assert "#pragma omp parallel for" not in sources  # too little work to hand to threads
 
 
@@ -271,7 +272,8 @@ def test_the_derived_attention_kernel_keeps_no_score_matrix() -> None:
     plain = lower_graph(graph, "c", scheduled=False)
     assert plain.count("for (long") == 5 + 1 + 1  # output axes, keys, the inline dot product
     assert "double _0s2 = 0.0;" in plain and "double _0s0 = -INFINITY;" in plain
-    source = lower_graph(graph, "c", vector_rows=1)  # one query row per iteration
+    # one query row per iteration, the state rescaled at every key
+    source = lower_graph(graph, "c", vector_rows=1, vector_keys=1)
     assert "schedule: vector over i4" in source
     assert "double _0s0 = -INFINITY;" in source and "double _0s1 = 0.0;" in source
     assert "double _0a2[2];" in source  # the accumulator: one per output column
@@ -284,6 +286,11 @@ def test_the_derived_attention_kernel_keeps_no_score_matrix() -> None:
     rows = lower_graph(graph, "c")
     assert "vector over i4 (state 2 per element), 4 rows of i3 each" in rows
     assert "double _0s0[4];" in rows and "double _0a2[8];" in rows  # m per row; acc 4 × 2
+    # and 16 keys per block: their scores into an array, the state carried to the block's
+    # max once, each key weighted by its own factor (the two exp2 calls: one each)
+    assert "4 rows of i3 each, 16 steps per block" in rows
+    assert "_0kb += 16" in rows and "double _0k0[16];" in rows and "double _0kf[16];" in rows
+    assert rows.count("exp2(") == 2
 
 
 def test_a_short_axis_steering_a_select_is_printed_once_per_value() -> None:

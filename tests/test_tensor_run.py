@@ -322,6 +322,35 @@ def test_rows_of_derived_attention_share_their_key_and_value_reads_on_wgpu(nativ
 
 
 @pytest.mark.toolchain
+@pytest.mark.parametrize("keys", [1, 5, 16, 64])
+def test_derived_attention_folds_blocks_of_keys_on_the_c_device(compiled_c, keys) -> None:
+    """On the C device the online reduction runs in blocks of keys (the block's scores into
+    an array, the state carried to their max once, each key weighted by its own factor).
+    Every block length, a last block cut short, rows past the end, blocks the causal mask
+    empties and no mask at all equal the float64 attention."""
+    n, d = 37, 8
+    rng = np.random.default_rng(keys)
+    for causal in (True, False):
+        q = T.input("q", (1, 4, n, d))
+        k, v = T.input("k", (1, 2, n, d)), T.input("v", (1, 2, n, d))
+        derived = T.stabilize_softmax(T.fuse(T.graph(o=T.attention(q, k, v, causal=causal))))
+        vals = {name: rng.normal(size=s).astype(np.float32) for name, s in derived.inputs.items()}
+        want = ref.attention(*(vals[x].astype(np.float64) for x in "qkv"), causal=causal)
+        for rows in (1, 3):
+            schedule = {"vector_keys": keys, "vector_rows": rows}
+            fn = T.Compiled(derived, compiled_c, schedule=schedule)
+            assert (f"{keys} steps per block" in str(fn.plans["o"])) == (keys > 1)
+            close_in_f32(fn(vals)["o"], want, f"{keys} keys, {rows} rows, causal {causal}")
+
+
+def test_blocks_of_keys_are_a_compiled_c_schedule(cpu) -> None:
+    _, derived = attention_pair(8, 4)
+    with pytest.raises(TypeError, match="'vector_keys' is the compiled C device's"):
+        T.Compiled(derived, cpu, schedule={"vector_keys": 16})
+    T.Compiled(derived, cpu, schedule={"vector_keys": 1})  # one step per block: any device
+
+
+@pytest.mark.toolchain
 def test_derived_attention_equals_naive_at_n_1024_on_wgpu_without_an_n_by_n_buffer(native):
     check_derived_attention(native, 1024, 64, 1, 1)
 

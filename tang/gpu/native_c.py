@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..lower.c import VECTOR_MATH, VECTOR_MATH_FUNCTIONS
 from .base import Buffer, Kernel
 from .cache import cache_dir as tang_cache
 from .cpu import CPUDevice
@@ -31,9 +32,14 @@ from .errors import DataError, NoDeviceError, ShaderError
 
 COMPILERS = ("cc", "gcc", "clang")
 # -fno-trapping-math: no kernel unmasks floating-point traps, and without it the compiler
-# will not vectorise floor (the unpacking of quantized weights); values are unchanged
-FLAGS = ("-O3", "-march=native", "-fno-trapping-math", "-shared", "-fPIC")
+# will not vectorise floor (the unpacking of quantized weights); values are unchanged.
+# -fno-math-errno: no kernel reads errno, and without it a call such as expf in one arm of
+# a select is not made unconditionally, so its loop does not vectorise
+FLAGS = ("-O3", "-march=native", "-fno-trapping-math", "-fno-math-errno", "-shared", "-fPIC")
 OPENMP = "-fopenmp"
+# glibc's vector maths: the kernels' header declares its functions (tang.lower.c)
+LIBMVEC = ("-DTANG_LIBMVEC",)
+LIBMVEC_LINK = "-lmvec"
 # the longest a build may take before it is an error, in seconds
 BUILD_SECONDS = 300
 
@@ -84,6 +90,27 @@ def _has_openmp(compiler: str) -> bool:
         return out.returncode == 0
 
 
+def _has_libmvec(compiler: str, flags: Sequence[str]) -> bool:
+    """Whether ``compiler`` links a program whose loops call glibc's vector maths."""
+    calls = " + ".join(f"{f}(a[i]{', a[i]' * (f == 'powf')})" for f in VECTOR_MATH_FUNCTIONS)
+    probe = "\n".join(
+        [
+            "#include <math.h>",
+            *VECTOR_MATH,
+            "float a[256];",
+            "int main(void) {",
+            f"    for (int i = 0; i < 256; ++i) a[i] = {calls};",
+            "    return a[7] > 0.0f;",
+            "}",
+        ]
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        Path(tmp, "probe.c").write_text(probe)
+        program = [f for f in flags if f not in ("-shared", "-fPIC")]
+        command = [compiler, *program, *LIBMVEC, "probe.c", "-o", "probe", LIBMVEC_LINK, "-lm"]
+        return _run(command, tmp).returncode == 0
+
+
 def _first_error(stderr: str) -> tuple[str, int, int]:
     """The compiler's first error line as (message, line, column)."""
     for line in stderr.splitlines():
@@ -96,14 +123,20 @@ def _first_error(stderr: str) -> tuple[str, int, int]:
 
 
 def build_library(
-    compiler: str, flags: Sequence[str], source: str, key: str | None = None
+    compiler: str,
+    flags: Sequence[str],
+    source: str,
+    key: str | None = None,
+    libraries: Sequence[str] = (),
 ) -> tuple[Path, bool]:
     """The shared library of C ``source`` built by ``compiler`` with ``flags``, and whether
-    it was compiled now: libraries are kept in ``cache_dir()`` by ``key`` (default: a hash
-    of the compiler, flags and source), so each is built once per machine. A rejected
+    it was compiled now (linked with ``libraries`` and libm): libraries are kept in
+    ``cache_dir()`` by ``key`` (default: a hash of the compiler, flags, libraries and
+    source), so each is built once per machine. A rejected
     source is a ``ShaderError`` quoting the compiler's first error."""
     if key is None:
-        key = hashlib.sha256("\0".join([compiler, *flags, source]).encode()).hexdigest()
+        key = hashlib.sha256("\0".join([compiler, *flags, *libraries, source]).encode())
+        key = key.hexdigest()
     folder = cache_dir()
     library = folder / f"{key[:32]}.so"
     if library.exists():
@@ -111,7 +144,7 @@ def build_library(
     folder.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=folder) as tmp:
         Path(tmp, "kernel.c").write_text(source)
-        command = [compiler, *flags, "kernel.c", "-o", "kernel.so", "-lm"]
+        command = [compiler, *flags, "kernel.c", "-o", "kernel.so", *libraries, "-lm"]
         try:
             out = _run(command, tmp)
         except subprocess.TimeoutExpired:
@@ -132,13 +165,17 @@ class CDevice(CPUDevice):
     kind = "c"
     printer = "c"  # graph kernels run here as tang's C loop nests (f32)
 
-    def __init__(self, compiler: str, version: str, openmp: bool) -> None:
+    def __init__(self, compiler: str, version: str, openmp: bool, libmvec: bool = False) -> None:
         super().__init__()
-        self.compiler, self.openmp = compiler, openmp
+        self.compiler, self.openmp, self.libmvec = compiler, openmp, libmvec
         self.flags = (*FLAGS, OPENMP) if openmp else FLAGS
+        self.libraries: tuple[str, ...] = ()
+        if libmvec:
+            self.flags, self.libraries = (*self.flags, *LIBMVEC), (LIBMVEC_LINK,)
         threads = f"OpenMP, {os.cpu_count()} cores" if openmp else "one thread: no OpenMP"
-        self.name = f"{version or Path(compiler).name} {' '.join(FLAGS[:2])} ({threads})"
-        self._identity = f"{compiler}\0{version}\0{' '.join(self.flags)}"
+        maths = ", glibc vector maths" if libmvec else ""
+        self.name = f"{version or Path(compiler).name} {' '.join(FLAGS[:2])} ({threads}{maths})"
+        self._identity = "\0".join([compiler, version, *self.flags, *self.libraries])
         self.builds = 0  # libraries compiled in this process (not found in the cache)
 
     @classmethod
@@ -147,7 +184,9 @@ class CDevice(CPUDevice):
         compiler = find_compiler()
         if compiler is None:
             raise NoDeviceError("compiled C", "no C compiler on PATH (cc, gcc or clang; or set CC)")
-        return cls(compiler, _version(compiler), _has_openmp(compiler))
+        openmp = _has_openmp(compiler)
+        flags = (*FLAGS, OPENMP) if openmp else FLAGS
+        return cls(compiler, _version(compiler), openmp, _has_libmvec(compiler, flags))
 
     # ---- kernels ----
     def _prepare_kernel(self, source: Any, entry: str | None) -> tuple[str, None, Any]:
@@ -181,7 +220,7 @@ class CDevice(CPUDevice):
 
     def _build(self, key: str, source: str) -> Path:
         """The shared library of ``source``: from the cache, else compiled into it."""
-        library, built = build_library(self.compiler, self.flags, source, key)
+        library, built = build_library(self.compiler, self.flags, source, key, self.libraries)
         self.builds += built
         return library
 

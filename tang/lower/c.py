@@ -11,6 +11,20 @@ from __future__ import annotations
 from .base import C_INT_OPS, C_OPS, Printer, functions
 from .program import Program
 
+# glibc's vector maths (libmvec), where the compiled C device found it (it defines
+# TANG_LIBMVEC and links -lmvec): a loop over these functions then vectorises, each call
+# a vector of values at once, as numpy's own ufuncs do
+VECTOR_MATH_FUNCTIONS = ("expf", "exp2f", "logf", "log2f", "sinf", "cosf", "tanhf", "powf")
+VECTOR_MATH = (
+    "#ifdef TANG_LIBMVEC",
+    *(
+        f'__attribute__((simd("notinbranch"))) float {f}(float{", float" * (f == "powf")});'
+        for f in VECTOR_MATH_FUNCTIONS
+    ),
+    "#endif",
+    "",
+)
+
 
 class C(Printer):
     name = "c"
@@ -72,6 +86,7 @@ class C(Printer):
         "    return o.f;",
         "}",
         "",
+        *VECTOR_MATH,
     )
     # packed words are read as the little-endian bytes they are (a contiguous run of
     # elements is then a contiguous run of bytes, which the compiler vectorizes)

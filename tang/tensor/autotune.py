@@ -45,6 +45,8 @@ CANDIDATES: dict[str, list[dict[str, Any]]] = {
         {"inline_lanes": 16},
         {"vector_rows": 8},
         {"vector_rows": 2},
+        {"vector_keys": 1},
+        {"vector_keys": 32},
     ],
     "wgsl": [
         {},
@@ -191,6 +193,7 @@ _WORDS = {
     "lanes": lambda v: f"{v}-lane sums",
     "inline_lanes": lambda v: f"{v}-lane inner sums",
     "vector_rows": lambda v: f"{v} rows at a time",
+    "vector_keys": lambda v: f"{v} reduction steps per block" if v > 1 else "no step blocks",
     "workgroups": lambda v: "workgroup tiles" if v else "no workgroup tiles",
 }
 

@@ -45,7 +45,11 @@ class Monoid:
     over the left state (variables named ``state``) and the right state (the same names
     with a prime); ``partial(total, element)`` gives d total / d element for one-component
     monoids that have a derivative; ``numpy`` names numpy's reducer when there is one;
-    ``shared``: the partial picks the elements equal to the total, which share it evenly."""
+    ``shared``: the partial picks the elements equal to the total, which share it evenly;
+    ``rescale``: where component 0 is a running max and every other component a sum carried
+    from max ``x`` to a larger ``top`` by the factor this graph (over variables ``x`` and
+    ``top``) gives, as the online softmax's: a schedule may then fold a block of elements
+    against the block's max, one factor per element, not one rescale of the state each."""
 
     name: str
     state: tuple[str, ...]
@@ -54,6 +58,7 @@ class Monoid:
     partial: Callable[[Node, Node], Node] | None = None
     numpy: str | None = None
     shared: bool = False  # tang.tensor.grad divides by their count (PyTorch's amax)
+    rescale: Node | None = None
 
     @property
     def arity(self) -> int:
@@ -72,8 +77,10 @@ def monoid(
     partial: Callable[[Node, Node], Node] | None = None,
     numpy: str | None = None,
     shared: bool = False,
+    rescale: Callable[[Node, Node], Node] | None = None,
 ) -> Monoid:
-    """A monoid from Python: ``combine(left, right)`` is traced once on variable nodes."""
+    """A monoid from Python: ``combine(left, right)`` (and ``rescale(x, top)``) traced once
+    on variable nodes."""
     state = tuple(state)
     if len(identity) != len(state) or not state:
         raise TensorIRError(f"monoid {name!r} needs one identity per state component")
@@ -87,7 +94,10 @@ def monoid(
     out = tuple(n if isinstance(n, Node) else const(n) for n in combine(left, right))
     if len(out) != len(state):
         raise TensorIRError(f"monoid {name!r}: combine returns {len(out)} values for {len(state)}")
-    return Monoid(name, state, tuple(float(v) for v in identity), out, partial, numpy, shared)
+    factor = rescale(var("x"), var("top")) if rescale is not None else None
+    return Monoid(
+        name, state, tuple(float(v) for v in identity), out, partial, numpy, shared, factor
+    )
 
 
 SUM = monoid(

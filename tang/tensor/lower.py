@@ -18,7 +18,7 @@ import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from ..expr.graph import BOOL_OPS, Node, replace_nodes, topo_order, var
+from ..expr.graph import BOOL_OPS, Node, add, mul, replace_nodes, topo_order, var
 from ..expr.ops import INTEGER_OPS
 from ..lower import BACKENDS
 from ..lower.base import ATOM, LOOP_NEST, LOOP_NEST_FUNCTION, identifiers
@@ -95,30 +95,33 @@ class _Writer:
         if line is not None:
             self.emit(line)
 
-    def loop(self, var: str, extent: int | str, unroll: bool | str = False) -> None:
+    def loop(self, var: str, extent: int | str, unroll: bool | str = False, step: int = 1) -> None:
         """Open a loop of ``var`` over ``range(extent)`` (closed by ``end_loop``). An
         innermost loop of a short constant extent is unrolled where the table says so: its
         body is printed once per value, each copy in a block that binds ``var``
         (``unroll``: this loop too, though it holds others: a register block's rows;
-        ``GUARD``: an axis a select reads, unrolled wherever the language has blocks)."""
+        ``GUARD``: an axis a select reads, unrolled wherever the language has blocks;
+        ``step`` > 1: ``var`` counts in steps of that many, never unrolled)."""
         if self._loops:
             self._loops[-1][3] = True  # the enclosing loop is not innermost
-        self._loops.append([var, extent, len(self.lines), False, unroll])
+        self._loops.append([var, extent, len(self.lines), False, unroll, step])
         self.depth += 1
 
     def end_loop(self) -> None:
-        var, extent, start, nested, forced = self._loops.pop()
+        var, extent, start, nested, forced, step = self._loops.pop()
         self.depth -= 1
         limit = GUARD_EXTENT if forced == GUARD else self.unroll
         unroll = (
-            isinstance(extent, int)
+            step == 1
+            and isinstance(extent, int)
             and (forced or not nested)
             and 0 < extent <= limit
             and self.printer.block is not None
         )
         if not unroll:  # a loop: the body is already indented one level in
-            header = self.printer.indent * self.depth + self.printer.loop.format(
-                var=var, extent=extent
+            loop = self.printer.loop if step == 1 else self.printer.loop_step
+            header = self.printer.indent * self.depth + loop.format(
+                var=var, extent=extent, step=step
             )
             self.lines.insert(start, header)
             if self.printer.loop_end is not None:
@@ -658,6 +661,8 @@ def _load_at(sc: _Scope, read: Any, local: Mapping[str, str]) -> str:
 INLINE_LANES = 8
 # the rows of a vector plan's iteration in compiled nests (independent chains to interleave)
 VECTOR_ROWS = 4
+# compiled C: a rescaling vector plan's reduction steps per block (``Plan.keys``)
+VECTOR_KEYS = 16
 # the least work (outputs × reduction steps) worth handing to threads
 PARALLEL_WORK = 1 << 15
 # an output axis this short whose index steers a select is printed once per value
@@ -835,83 +840,90 @@ def _vector(
         last_row = st.minimum.format(a=f"{first} + {rows - 1}", b=extent[row_axis] - 1)
         w.emit(st.declare_index.format(name=f"{p}lr", expr=last_row))
         stop_at[row_axis] = f"{p}lr"
-    for n, e in comp.reduce:
-        w.loop(sc.local[n], _stop(sc, e, stop_at))
-    # once per reduction step: the invariant body, the invariant parts of the varying one
-    moving_body, lifted = _hoist([comp.body[k] for k in sorted(moving_state)], leaf_varies, f"{p}h")
-    outside = [comp.body[k] for k in fixed_state] + [node for _, node in lifted]
-    # the reads along the vector loaded as vectors (where its loop unrolls), those the rows
-    # share (and what their inline producers read alike) once per step, before the rows
-    wide: list[str] = []
-    if len(axes) == 1 and _unrolled(w, comp, moving_body, width):
-        used = sorted({n.name for n in topo_order(moving_body) if n.op == "var"})
-        wide = [n for n in used if read_varies(n) and _widens(sc, n, axes[0][0], width, width)]
-    shared = [n for n in wide if rows == 1 or not comp.depends_on(var(n), [row_axis])]
-    if rows > 1:
-        stage_shared_inline_loads(sc, outside, {row_axis, *plan.vector})
-        _load_wide(sc, shared, axes[0][0], "0", width, width, j)
-    each_row()
-    sc.load(outside, lambda name: not read_varies(name))
-    texts = w.expressions(outside, sc.names, f"{p}b") if outside else []
-    names = dict(sc.names)
-    element: dict[int, str] = {}
-    for k, text in zip(fixed_state, texts):
-        element[k] = f"{p}e{k}"
-        w.emit(w.printer.declare.format(type=w.type, name=element[k], expr=text))
-    for (name, _), text in zip(lifted, texts[len(fixed_state) :]):
-        w.emit(w.printer.declare.format(type=w.type, name=name, expr=text))
-        names[name] = name
-    # the varying combine, with what it computes from invariant values hoisted
-    moving_names = {monoid.state[k] for k in moving_state} | {
-        monoid.state[k] + "'" for k in moving_state
-    }
-    combine, lifted_c = _hoist(
-        [monoid.combine[k] for k in sorted(moving_state)],
-        lambda n: n.op == "var" and n.name in moving_names,
-        f"{p}g",
-    )
-    fixed_scope = {monoid.state[k]: fixed(k) for k in fixed_state} | {
-        monoid.state[k] + "'": element[k] for k in fixed_state
-    }
-    # the hoisted parts and the new invariant state share their temporaries
-    fresh = [f"{p}f{k}" for k in fixed_state]
-    once = [n for _, n in lifted_c] + [monoid.combine[k] for k in fixed_state]
-    if once:
-        texts = w.expressions(once, fixed_scope, f"{p}c")
-        for name, text in zip([n for n, _ in lifted_c] + fresh, texts):
-            w.emit(w.printer.declare.format(type=w.type, name=name, expr=text))
-    if wide:
-        per_row = wide if rows == 1 else [n for n in wide if n not in shared]
-        _load_wide(sc, per_row, axes[0][0], "0", width, width, j)
-    w.loop(j, width)
-    vector_index()
-    sc.load(moving_body, read_varies)
-    moving_elements = _elements_named(w, moving_body, names, f"{p}m", sorted(moving_state))
     cells = {k: moving(k) for k in moving_state}
-    scope = (
-        fixed_scope
-        | {n: n for n, _ in lifted_c}
-        | {monoid.state[k]: cells[k] for k in moving_state}
-    )
-    scope |= {monoid.state[k] + "'": e for k, e in moving_elements.items()}
-    folded = w.expressions(combine, scope, f"{p}x")
-    order = sorted(moving_state)
-    if len(order) == 1:
-        w.emit(st.assign.format(name=cells[order[0]], expr=folded[0]))
+    if plan.keys > 1:
+        stop = _stop(sc, comp.reduce[0][1], stop_at)
+        rows_loop = (each_row, end_rows)
+        _rescaled_blocks(sc, plan, stop, rows_loop, vector_index, fixed, cells, width, j)
     else:
-        tmp = [f"{p}n{k}" for k in order]
-        for name, text in zip(tmp, folded):
+        for n, e in comp.reduce:
+            w.loop(sc.local[n], _stop(sc, e, stop_at))
+        # once per reduction step: the invariant body, the invariant parts of the varying one
+        moving_body, lifted = _hoist(
+            [comp.body[k] for k in sorted(moving_state)], leaf_varies, f"{p}h"
+        )
+        outside = [comp.body[k] for k in fixed_state] + [node for _, node in lifted]
+        # the reads along the vector loaded as vectors (where its loop unrolls), those the rows
+        # share (and what their inline producers read alike) once per step, before the rows
+        wide: list[str] = []
+        if len(axes) == 1 and _unrolled(w, comp, moving_body, width):
+            used = sorted({n.name for n in topo_order(moving_body) if n.op == "var"})
+            wide = [n for n in used if read_varies(n) and _widens(sc, n, axes[0][0], width, width)]
+        shared = [n for n in wide if rows == 1 or not comp.depends_on(var(n), [row_axis])]
+        if rows > 1:
+            stage_shared_inline_loads(sc, outside, {row_axis, *plan.vector})
+            _load_wide(sc, shared, axes[0][0], "0", width, width, j)
+        each_row()
+        sc.load(outside, lambda name: not read_varies(name))
+        texts = w.expressions(outside, sc.names, f"{p}b") if outside else []
+        names = dict(sc.names)
+        element: dict[int, str] = {}
+        for k, text in zip(fixed_state, texts):
+            element[k] = f"{p}e{k}"
+            w.emit(w.printer.declare.format(type=w.type, name=element[k], expr=text))
+        for (name, _), text in zip(lifted, texts[len(fixed_state) :]):
             w.emit(w.printer.declare.format(type=w.type, name=name, expr=text))
-        for k, name in zip(order, tmp):
-            w.emit(st.assign.format(name=cells[k], expr=name))
-    w.end_loop()
-    if fixed_state:
-        for k, name in zip(fixed_state, fresh):
-            w.emit(st.assign.format(name=fixed(k), expr=name))
-    end_rows()
-    sc.wide.clear()
-    for _ in comp.reduce:
+            names[name] = name
+        # the varying combine, with what it computes from invariant values hoisted
+        moving_names = {monoid.state[k] for k in moving_state} | {
+            monoid.state[k] + "'" for k in moving_state
+        }
+        combine, lifted_c = _hoist(
+            [monoid.combine[k] for k in sorted(moving_state)],
+            lambda n: n.op == "var" and n.name in moving_names,
+            f"{p}g",
+        )
+        fixed_scope = {monoid.state[k]: fixed(k) for k in fixed_state} | {
+            monoid.state[k] + "'": element[k] for k in fixed_state
+        }
+        # the hoisted parts and the new invariant state share their temporaries
+        fresh = [f"{p}f{k}" for k in fixed_state]
+        once = [n for _, n in lifted_c] + [monoid.combine[k] for k in fixed_state]
+        if once:
+            texts = w.expressions(once, fixed_scope, f"{p}c")
+            for name, text in zip([n for n, _ in lifted_c] + fresh, texts):
+                w.emit(w.printer.declare.format(type=w.type, name=name, expr=text))
+        if wide:
+            per_row = wide if rows == 1 else [n for n in wide if n not in shared]
+            _load_wide(sc, per_row, axes[0][0], "0", width, width, j)
+        w.loop(j, width)
+        vector_index()
+        sc.load(moving_body, read_varies)
+        moving_elements = _elements_named(w, moving_body, names, f"{p}m", sorted(moving_state))
+        scope = (
+            fixed_scope
+            | {n: n for n, _ in lifted_c}
+            | {monoid.state[k]: cells[k] for k in moving_state}
+        )
+        scope |= {monoid.state[k] + "'": e for k, e in moving_elements.items()}
+        folded = w.expressions(combine, scope, f"{p}x")
+        order = sorted(moving_state)
+        if len(order) == 1:
+            w.emit(st.assign.format(name=cells[order[0]], expr=folded[0]))
+        else:
+            tmp = [f"{p}n{k}" for k in order]
+            for name, text in zip(tmp, folded):
+                w.emit(w.printer.declare.format(type=w.type, name=name, expr=text))
+            for k, name in zip(order, tmp):
+                w.emit(st.assign.format(name=cells[k], expr=name))
         w.end_loop()
+        if fixed_state:
+            for k, name in zip(fixed_state, fresh):
+                w.emit(st.assign.format(name=fixed(k), expr=name))
+        end_rows()
+        sc.wide.clear()
+        for _ in comp.reduce:
+            w.end_loop()
     # the epilogue and the store, per element of the vector (and row inside the output)
     if rows > 1:
         assert row_axis is not None
@@ -934,6 +946,119 @@ def _vector(
     if rows > 1:
         w.close(st.when_end)
         w.end_loop()
+
+
+def _rescaled_blocks(
+    sc: _Scope,
+    plan: Plan,
+    stop: int | str,
+    rows_loop: tuple[Callable[[], None], Callable[[], None]],
+    vector_index: Callable[[], None],
+    fixed: Callable[[int], str],
+    cells: Mapping[int, str],
+    width: int,
+    j: str,
+) -> None:
+    """A vector plan's reduction in blocks of ``plan.keys`` steps, for a monoid that
+    rescales to a running max (``Monoid.rescale``): per block and row, the invariant
+    elements into arrays and their max, the state carried to that max once, and each
+    step's element weighted by its own factor (not the state rescaled at every step)."""
+    w, comp, p, st = sc.w, sc.comp, sc.p, sc.w.printer
+    monoid = comp.monoid
+    assert monoid is not None and monoid.rescale is not None
+    ((r, _),) = comp.reduce
+    fixed_state = [k for k in range(monoid.arity) if k not in plan.varying]
+    moving_state = sorted(plan.varying)
+    start, count, t, top, carry = f"{p}kb", f"{p}nb", f"{p}t", f"{p}top", f"{p}fo"
+    arrays = {k: f"{p}k{k}" for k in fixed_state}
+    factors = f"{p}kf"
+
+    def at(name: str) -> str:
+        return st.element.format(name=name, i=t)
+
+    def carry_to(total: str, scale: str) -> None:  # total ← total · scale
+        (text,) = w.expressions([mul(var("s"), var("f"))], {"s": total, "f": scale}, f"{p}u")
+        w.emit(st.assign.format(name=total, expr=text))
+
+    def accumulate(total: str, element: str, weight: str | None = None) -> None:
+        """total ← total + element (· weight)"""
+        term = var("e") if weight is None else mul(var("e"), var("f"))
+        scope = {"s": total, "e": element, "f": weight or ""}
+        (text,) = w.expressions([add(var("s"), term)], scope, f"{p}u")
+        w.emit(st.assign.format(name=total, expr=text))
+
+    def step() -> None:  # opens the loop over the block's steps, binding the reduction index
+        w.loop(t, count)
+        w.emit(st.declare_index.format(name=sc.local[r], expr=f"{start} + {t}"))
+
+    def read_varies(name: str) -> bool:
+        return comp.depends_on(var(name), plan.vector)
+
+    w.loop(start, stop, step=plan.keys)
+    left = st.minimum.format(a=plan.keys, b=f"({stop}) - {start}")
+    w.emit(st.declare_index.format(name=count, expr=left))
+    rows_loop[0]()
+    for name in [*arrays.values(), factors]:
+        w.emit(st.array.format(type=w.type, name=name, size=plan.keys, value=w.literal(0)))
+    # the block's invariant elements (component 0 the one rescaled to) and their max
+    w.emit(st.state.format(type=w.type, name=top, value=fixed(0)))
+    step()
+    bodies = [comp.body[k] for k in fixed_state]
+    sc.load(bodies, lambda name: not read_varies(name))
+    for k, text in zip(fixed_state, w.expressions(bodies, sc.names, f"{p}b")):
+        w.emit(st.assign.format(name=at(arrays[k]), expr=text))
+    m = monoid.state[0]
+    scope = {m: top, m + "'": at(arrays[0])}
+    (grown,) = w.expressions([monoid.combine[0]], scope, f"{p}c")
+    w.emit(st.assign.format(name=top, expr=grown))
+    w.end_loop()
+    # one factor for the state, one per step; the invariant sums
+    (text,) = w.expressions([monoid.rescale], {"x": fixed(0), "top": top}, f"{p}o")
+    w.emit(st.declare.format(type=w.type, name=carry, expr=text))
+    w.loop(t, count)
+    (text,) = w.expressions([monoid.rescale], {"x": at(arrays[0]), "top": top}, f"{p}w")
+    w.emit(st.assign.format(name=at(factors), expr=text))
+    w.end_loop()
+    for k in fixed_state[1:]:
+        total = f"{p}ks{k}"
+        w.emit(st.state.format(type=w.type, name=total, value=w.literal(0)))
+        w.loop(t, count)
+        accumulate(total, at(arrays[k]), at(factors))
+        w.end_loop()
+        carry_to(fixed(k), carry)
+        accumulate(fixed(k), total)
+    w.emit(st.assign.format(name=fixed(0), expr=top))
+    # the varying state: carried once, then each step's element weighted by its factor
+    if moving_state:
+        w.loop(j, width)
+        for k in moving_state:
+            carry_to(cells[k], carry)
+        w.end_loop()
+
+        def leaf_varies(n: Node) -> bool:
+            return n.op == "var" and (
+                n.name in plan.vector or (n.name in comp.reads and read_varies(n.name))
+            )
+
+        moving_body, lifted = _hoist([comp.body[k] for k in moving_state], leaf_varies, f"{p}h")
+        step()
+        outside = [node for _, node in lifted]
+        sc.load(outside, lambda name: not read_varies(name))
+        names = dict(sc.names)
+        texts = w.expressions(outside, sc.names, f"{p}b") if outside else []
+        for (name, _), text in zip(lifted, texts):
+            w.emit(st.declare.format(type=w.type, name=name, expr=text))
+            names[name] = name
+        w.loop(j, width)
+        vector_index()
+        sc.load(moving_body, read_varies)
+        elements = _elements_named(w, moving_body, names, f"{p}m", moving_state)
+        for k in moving_state:
+            accumulate(cells[k], elements[k], at(factors))
+        w.end_loop()
+        w.end_loop()
+    rows_loop[1]()
+    w.end_loop()
 
 
 def _outer_address(comp: Comprehension, read: Inline, rd: Load) -> tuple[dict, int, int]:
@@ -1179,6 +1304,7 @@ def lower_graph(
     if plan_options["registers"]:
         w.inline_lanes = inline_lanes
         plan_options.setdefault("vector_rows", VECTOR_ROWS)
+        plan_options.setdefault("vector_keys", VECTOR_KEYS)
     for comp in graph.comprehensions:
         if scheduled:
             comp = eliminate_pinned(comp)

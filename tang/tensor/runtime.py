@@ -34,7 +34,7 @@ from .kernels import (
     python_kernel,
     wgsl_kernel,
 )
-from .lower import VECTOR_ROWS, buffer_order, lower_graph
+from .lower import VECTOR_KEYS, VECTOR_ROWS, buffer_order, lower_graph
 from .packed import as_words, words
 from .passes.schedule import TREE_WIDTH, Plan, eliminate_pinned, plan
 
@@ -155,6 +155,12 @@ class Compiled:
         if unknown:
             known = ", ".join(sorted(SCHEDULE_OPTIONS))
             raise TypeError(f"unknown schedule option {unknown[0]!r} (known: {known})")
+        if schedule.get("vector_keys", 1) != 1 and self.device.printer != "c":
+            raise TypeError(
+                "schedule option 'vector_keys' is the compiled C device's: in a kernel the"
+                " blocks' loops have run-time lengths (5x slower on lavapipe, and past"
+                " llvmpipe's 65,535 loop iterations per invocation)"
+            )
         self.schedule = {k: v for k, v in schedule.items() if k not in ("workgroups", "merge")}
         self.merge = bool(schedule.get("merge", True))
         self.workgroups = prefers_workgroups(self.device) if workgroups is None else workgroups
@@ -258,7 +264,7 @@ class Compiled:
     def plans(self) -> dict[str, Plan]:
         """Each comprehension's plan on this device, by name."""
         if self.device.printer == "c":
-            options = {"registers": True, "vector_rows": VECTOR_ROWS}
+            options = {"registers": True, "vector_rows": VECTOR_ROWS, "vector_keys": VECTOR_KEYS}
         elif self.device.printer == "wgsl":
             options = {"registers": not self.workgroups, "block": WGSL_BLOCK, "lanes": 1}
             if not self.workgroups:

@@ -38,15 +38,19 @@ def rescaling_monoid(scale: float) -> Monoid:
     """The (m, l, acc) monoid for exponentials ``exp2(scale · x)``."""
     if scale not in _MONOIDS:
 
+        def factor(x: Node, top: Node) -> Node:  # carries a sum at max x to max top ≥ x
+            return select(lt(x, top), exp2(mul(add(x, neg(top)), scale)), 1.0)
+
         def combine(a: tuple[Node, ...], b: tuple[Node, ...]) -> list[Node]:
             (m, l_, acc), (m2, l2, acc2) = a, b
             top = maximum(m, m2)
-            s1 = select(lt(m, top), exp2(mul(add(m, neg(top)), scale)), 1.0)
-            s2 = select(lt(m2, top), exp2(mul(add(m2, neg(top)), scale)), 1.0)
+            s1, s2 = factor(m, top), factor(m2, top)
             return [top, l_ * s1 + l2 * s2, acc * s1 + acc2 * s2]
 
         name = "online" if len(_MONOIDS) == 0 else f"online{len(_MONOIDS)}"
-        _MONOIDS[scale] = monoid(name, ["m", "l", "acc"], [-math.inf, 0.0, 0.0], combine)
+        _MONOIDS[scale] = monoid(
+            name, ["m", "l", "acc"], [-math.inf, 0.0, 0.0], combine, rescale=factor
+        )
     return _MONOIDS[scale]
 
 

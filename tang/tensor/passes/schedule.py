@@ -33,6 +33,11 @@ Three plans, each chosen by a generic test of the body's dependence structure (n
 - ``vector`` with ``vector_rows`` > 1: the vector plan over that many rows of another output
   axis at once (``a``), each row's state in private arrays over the rows, so what the rows
   read is read once and their chains of steps interleave.
+- ``vector`` with ``vector_keys`` > 1, for a monoid that rescales to a running max
+  (``Monoid.rescale``, as ``online_rescale`` makes) whose max does not vary along the vector: the
+  reduction runs in blocks of that many steps. A block's invariant elements (the scores)
+  are computed first, then their max; the state is rescaled once per block and each
+  element weighted by one factor, instead of the state rescaled at every step.
 - a sum pinned by data (``data_pin``): ``Σ_r where(r == e, value, 0)`` with ``e`` read from
   memory (a gather's index, a picked class) runs its one step at ``r = e`` instead of
   looping over ``r``, whatever the plan options; the evaluators still sum every step.
@@ -46,7 +51,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ...expr.graph import BOOL_OPS, Node, le, lt, select, topo_order
 from ..comprehension import (
@@ -84,7 +89,8 @@ class Plan:
     components that vary along them; ``a``/``b``/``tile``: the tiled output axes and the tile
     side; ``rows``/``cols``: the reads staged as row tiles (vary along ``a``, not ``b``) and
     column tiles (along ``b``, not ``a``); ``width``: a combine tree's invocations; ``block``:
-    a register block's rows and columns; ``lanes``: a split reduction's partial states."""
+    a register block's rows and columns; ``lanes``: a split reduction's partial states;
+    ``keys``: a rescaling vector plan's reduction steps per block."""
 
     kind: str = "per_element"
     vector: tuple[str, ...] = ()
@@ -97,12 +103,15 @@ class Plan:
     width: int = 1
     block: tuple[int, int] = (1, 1)
     lanes: int = 1
+    keys: int = 1
 
     def __str__(self) -> str:
         if self.kind == "vector":
             state = ", ".join(str(k) for k in self.varying)
             text = f"vector over {', '.join(self.vector)} (state {state} per element)"
-            return text if self.a is None else f"{text}, {self.block[0]} rows of {self.a} each"
+            if self.a is not None:
+                text = f"{text}, {self.block[0]} rows of {self.a} each"
+            return text if self.keys == 1 else f"{text}, {self.keys} steps per block"
         if self.kind == "tiled":
             return (
                 f"tiled {self.tile}x{self.tile} over {self.a}, {self.b} "
@@ -174,19 +183,26 @@ def invariant_parts(nodes: Sequence[Node], leaf_varies: Callable[[Node], bool]) 
     return list(parts.values())
 
 
-def _vector_plan(comp: Comprehension, rows: int = 1, lift: bool = False) -> Plan | None:
+def _vector_plan(
+    comp: Comprehension, rows: int = 1, lift: bool = False, keys: int = 1
+) -> Plan | None:
     """A vector plan (see the module's docstring); with ``rows`` > 1, over that many rows
-    of the last other output axis too (a register block of rows × the vector)."""
+    of the last other output axis too (a register block of rows × the vector); with
+    ``keys`` > 1, in blocks of that many reduction steps where the monoid allows it."""
     found = _vector_axes(comp, lift)
-    if found is None or rows < 2:
+    if found is None:
+        return None
+    monoid = comp.monoid
+    rescales = monoid is not None and monoid.rescale is not None
+    if keys > 1 and rescales and len(comp.reduce) == 1 and 0 not in found.varying:
+        found = replace(found, keys=keys)
+    if rows < 2:
         return found
     others = [(n, e) for n, e in zip(comp.index, comp.shape) if n not in found.vector and e > 1]
     if not others:
         return found
     axis, extent = others[-1]
-    return Plan(
-        "vector", vector=found.vector, varying=found.varying, a=axis, block=(min(rows, extent), 1)
-    )
+    return replace(found, a=axis, block=(min(rows, extent), 1))
 
 
 def _vector_axes(comp: Comprehension, lift: bool) -> Plan | None:
@@ -467,21 +483,23 @@ def plan(
     lanes: int = LANES,
     lanes_min: int = LANES_MIN_REDUCTION,
     vector_rows: int = 1,
+    vector_keys: int = 1,
 ) -> Plan:
     """The plan for ``comp``; ``workgroups`` allows the plans that need workgroup memory
     and barriers (WGSL kernels), ``registers`` the register-blocked and split-lane plans
-    (compiled C; WGSL without workgroups), ``vector_rows`` vector plans over several rows.
+    (compiled C; WGSL without workgroups), ``vector_rows`` vector plans over several rows
+    (``vector_keys``: and reduction steps, where the monoid rescales).
     A vector plan is preferred: it removes work, tiles only
     move it; one that pays only by lifting parts of varying components comes last. A sum
     pinned by data (``data_pin``) runs per element: it has one step."""
     if data_pin(comp) is not None:
         return Plan()
-    found = _vector_plan(comp, vector_rows)
+    found = _vector_plan(comp, vector_rows, keys=vector_keys)
     if found is None and registers:
         found = _blocked_plan(comp, block) or lanes_plan(comp, lanes, lanes_min)
     if found is None and workgroups:
         found = _tiled_plan(comp, tile) or _tree_plan(comp, tree_width, tree_min)
-    return found or _vector_plan(comp, vector_rows, lift=True) or Plan()
+    return found or _vector_plan(comp, vector_rows, lift=True, keys=vector_keys) or Plan()
 
 
 def plans(graph: TensorGraph, *, workgroups: bool = False, **options: int) -> dict[str, Plan]:
