@@ -141,7 +141,7 @@ SMALL_REGISTER_PLANS = {
     "lanes_min": 4,
     "inline_lanes": 2,
     "vector_rows": 2,
-    "vector_keys": 3,
+    "vector_keys": 6,
 }
 
 
@@ -165,7 +165,7 @@ def test_small_register_plans_cover_blocks_lanes_and_inline_lanes() -> None:
     assert "schedule: split reduction over 4 lanes" in sources
     assert "malloc(" in sources and "free(" in sources  # the column panels
     assert sources.count("_1l0[") >= 3  # an inline dot product folded over two lanes
-    assert "vector over i4 (state 2 per element), 2 rows of i3 each, 3 steps per block" in sources
+    assert "vector over i4 (state 2 per element), 2 rows of i3 each, 6 steps per block" in sources
     assert "#pragma omp parallel for" not in sources  # too little work to hand to threads
 
 
@@ -291,6 +291,7 @@ def test_the_derived_attention_kernel_keeps_no_score_matrix() -> None:
     assert "4 rows of i3 each, 16 steps per block" in rows
     assert "_0kb += 16" in rows and "double _0k0[16];" in rows and "double _0kf[16];" in rows
     assert rows.count("exp2(") == 2
+    assert "_0tq += 4" in rows  # four keys' value rows added to the accumulator per pass
 
 
 def test_a_short_axis_steering_a_select_is_printed_once_per_value() -> None:

@@ -661,8 +661,10 @@ def _load_at(sc: _Scope, read: Any, local: Mapping[str, str]) -> str:
 INLINE_LANES = 8
 # the rows of a vector plan's iteration in compiled nests (independent chains to interleave)
 VECTOR_ROWS = 4
-# compiled C: a rescaling vector plan's reduction steps per block (``Plan.keys``)
+# compiled C: a rescaling vector plan's reduction steps per block (``Plan.keys``), and
+# how many of them add their value rows to the state in one pass
 VECTOR_KEYS = 16
+KEY_GROUP = 4
 # the least work (outputs × reduction steps) worth handing to threads
 PARALLEL_WORK = 1 << 15
 # an output axis this short whose index steers a select is printed once per value
@@ -973,8 +975,8 @@ def _rescaled_blocks(
     arrays = {k: f"{p}k{k}" for k in fixed_state}
     factors = f"{p}kf"
 
-    def at(name: str) -> str:
-        return st.element.format(name=name, i=t)
+    def at(name: str, i: str = t) -> str:
+        return st.element.format(name=name, i=i)
 
     def carry_to(total: str, scale: str) -> None:  # total ← total · scale
         (text,) = w.expressions([mul(var("s"), var("f"))], {"s": total, "f": scale}, f"{p}u")
@@ -1040,8 +1042,37 @@ def _rescaled_blocks(
                 n.name in plan.vector or (n.name in comp.reads and read_varies(n.name))
             )
 
-        moving_body, lifted = _hoist([comp.body[k] for k in moving_state], leaf_varies, f"{p}h")
-        step()
+        # the steps in groups: each group adds its value rows to the state in one pass
+        group, first, tail = KEY_GROUP, f"{p}tq", f"{p}tt"
+        bodies = [comp.body[k] for k in moving_state]
+        w.loop(first, f"{count} - {group - 1}", step=group)
+        w.loop(j, width)
+        vector_index()
+        slots = {(u, k): f"{p}g{u}_{k}" for u in range(group) for k in moving_state}
+        for name in slots.values():
+            w.emit(st.state.format(type=w.type, name=name, value=w.literal(0)))
+        for u in range(group):  # each step in a block of its own: its reads' names recur
+            w.open(st.block)
+            w.emit(st.declare_index.format(name=sc.local[r], expr=f"{start} + {first} + {u}"))
+            sc.load(bodies)
+            for k, text in zip(moving_state, w.expressions(bodies, sc.names, f"{p}m")):
+                w.emit(st.assign.format(name=slots[u, k], expr=text))
+            w.close(st.block_end)
+        for k in moving_state:
+            total: Node = var("s")
+            scope = {"s": cells[k]}
+            for u in range(group):
+                total = add(total, mul(var(f"e{u}"), var(f"f{u}")))
+                scope |= {f"e{u}": slots[u, k], f"f{u}": at(factors, f"{first} + {u}")}
+            (text,) = w.expressions([total], scope, f"{p}u")
+            w.emit(st.assign.format(name=cells[k], expr=text))
+        w.end_loop()
+        w.end_loop()
+        # the rest one at a time
+        moving_body, lifted = _hoist(bodies, leaf_varies, f"{p}h")
+        w.loop(tail, f"{count} % {group}")
+        w.emit(st.declare_index.format(name=t, expr=f"{count} - {count} % {group} + {tail}"))
+        w.emit(st.declare_index.format(name=sc.local[r], expr=f"{start} + {t}"))
         outside = [node for _, node in lifted]
         sc.load(outside, lambda name: not read_varies(name))
         names = dict(sc.names)
