@@ -843,111 +843,114 @@ def _vector(
         w.emit(st.declare_index.format(name=f"{p}lr", expr=last_row))
         stop_at[row_axis] = f"{p}lr"
     cells = {k: moving(k) for k in moving_state}
-    if plan.keys > 1:
+
+    def store_outputs() -> None:  # the epilogue and the store, per element of the vector
+        # (and row inside the output)
+        if rows > 1:
+            assert row_axis is not None
+            w.loop(rr, rows, unroll=True)
+            w.emit(st.declare_index.format(name=sc.local[row_axis], expr=f"{first} + {rr}"))
+            w.open(st.when.format(cond=f"{sc.local[row_axis]} < {extent[row_axis]}"))
+        w.loop(j, width)
+        vector_index()
+        final = {monoid.state[k]: fixed(k) for k in fixed_state} | {
+            monoid.state[k]: cells[k] for k in moving_state
+        }
+        if comp.epilogue is None:
+            value = final[monoid.state[0]]
+        else:
+            sc.load([comp.epilogue])
+            value = w.expressions([comp.epilogue], sc.names | final, f"{p}z")[0]
+        at = _affine(list(zip(row_major(comp.shape), (sc.local[n] for n in comp.index))), 0)
+        w.emit(st.store.format(buffer=out, index=at, expr=value))
+        w.end_loop()
+        if rows > 1:
+            w.close(st.when_end)
+            w.end_loop()
+
+    if plan.keys > 1:  # compiled C: the steps in blocks (a rescaling monoid)
         stop = _stop(sc, comp.reduce[0][1], stop_at)
         rows_loop = (each_row, end_rows)
         _rescaled_blocks(sc, plan, stop, rows_loop, vector_index, fixed, cells, width, j)
-    else:
-        for n, e in comp.reduce:
-            w.loop(sc.local[n], _stop(sc, e, stop_at))
-        # once per reduction step: the invariant body, the invariant parts of the varying one
-        moving_body, lifted = _hoist(
-            [comp.body[k] for k in sorted(moving_state)], leaf_varies, f"{p}h"
-        )
-        outside = [comp.body[k] for k in fixed_state] + [node for _, node in lifted]
-        # the reads along the vector loaded as vectors (where its loop unrolls), those the rows
-        # share (and what their inline producers read alike) once per step, before the rows
-        wide: list[str] = []
-        if len(axes) == 1 and _unrolled(w, comp, moving_body, width):
-            used = sorted({n.name for n in topo_order(moving_body) if n.op == "var"})
-            wide = [n for n in used if read_varies(n) and _widens(sc, n, axes[0][0], width, width)]
-        shared = [n for n in wide if rows == 1 or not comp.depends_on(var(n), [row_axis])]
-        if rows > 1:
-            stage_shared_inline_loads(sc, outside, {row_axis, *plan.vector})
-            _load_wide(sc, shared, axes[0][0], "0", width, width, j)
-        each_row()
-        sc.load(outside, lambda name: not read_varies(name))
-        texts = w.expressions(outside, sc.names, f"{p}b") if outside else []
-        names = dict(sc.names)
-        element: dict[int, str] = {}
-        for k, text in zip(fixed_state, texts):
-            element[k] = f"{p}e{k}"
-            w.emit(w.printer.declare.format(type=w.type, name=element[k], expr=text))
-        for (name, _), text in zip(lifted, texts[len(fixed_state) :]):
-            w.emit(w.printer.declare.format(type=w.type, name=name, expr=text))
-            names[name] = name
-        # the varying combine, with what it computes from invariant values hoisted
-        moving_names = {monoid.state[k] for k in moving_state} | {
-            monoid.state[k] + "'" for k in moving_state
-        }
-        combine, lifted_c = _hoist(
-            [monoid.combine[k] for k in sorted(moving_state)],
-            lambda n: n.op == "var" and n.name in moving_names,
-            f"{p}g",
-        )
-        fixed_scope = {monoid.state[k]: fixed(k) for k in fixed_state} | {
-            monoid.state[k] + "'": element[k] for k in fixed_state
-        }
-        # the hoisted parts and the new invariant state share their temporaries
-        fresh = [f"{p}f{k}" for k in fixed_state]
-        once = [n for _, n in lifted_c] + [monoid.combine[k] for k in fixed_state]
-        if once:
-            texts = w.expressions(once, fixed_scope, f"{p}c")
-            for name, text in zip([n for n, _ in lifted_c] + fresh, texts):
-                w.emit(w.printer.declare.format(type=w.type, name=name, expr=text))
-        if wide:
-            per_row = wide if rows == 1 else [n for n in wide if n not in shared]
-            _load_wide(sc, per_row, axes[0][0], "0", width, width, j)
-        w.loop(j, width)
-        vector_index()
-        sc.load(moving_body, read_varies)
-        moving_elements = _elements_named(w, moving_body, names, f"{p}m", sorted(moving_state))
-        scope = (
-            fixed_scope
-            | {n: n for n, _ in lifted_c}
-            | {monoid.state[k]: cells[k] for k in moving_state}
-        )
-        scope |= {monoid.state[k] + "'": e for k, e in moving_elements.items()}
-        folded = w.expressions(combine, scope, f"{p}x")
-        order = sorted(moving_state)
-        if len(order) == 1:
-            w.emit(st.assign.format(name=cells[order[0]], expr=folded[0]))
-        else:
-            tmp = [f"{p}n{k}" for k in order]
-            for name, text in zip(tmp, folded):
-                w.emit(w.printer.declare.format(type=w.type, name=name, expr=text))
-            for k, name in zip(order, tmp):
-                w.emit(st.assign.format(name=cells[k], expr=name))
-        w.end_loop()
-        if fixed_state:
-            for k, name in zip(fixed_state, fresh):
-                w.emit(st.assign.format(name=fixed(k), expr=name))
-        end_rows()
-        sc.wide.clear()
-        for _ in comp.reduce:
-            w.end_loop()
-    # the epilogue and the store, per element of the vector (and row inside the output)
+        store_outputs()
+        return
+    for n, e in comp.reduce:
+        w.loop(sc.local[n], _stop(sc, e, stop_at))
+    # once per reduction step: the invariant body, the invariant parts of the varying one
+    moving_body, lifted = _hoist([comp.body[k] for k in sorted(moving_state)], leaf_varies, f"{p}h")
+    outside = [comp.body[k] for k in fixed_state] + [node for _, node in lifted]
+    # the reads along the vector loaded as vectors (where its loop unrolls), those the rows
+    # share (and what their inline producers read alike) once per step, before the rows
+    wide: list[str] = []
+    if len(axes) == 1 and _unrolled(w, comp, moving_body, width):
+        used = sorted({n.name for n in topo_order(moving_body) if n.op == "var"})
+        wide = [n for n in used if read_varies(n) and _widens(sc, n, axes[0][0], width, width)]
+    shared = [n for n in wide if rows == 1 or not comp.depends_on(var(n), [row_axis])]
     if rows > 1:
-        assert row_axis is not None
-        w.loop(rr, rows, unroll=True)
-        w.emit(st.declare_index.format(name=sc.local[row_axis], expr=f"{first} + {rr}"))
-        w.open(st.when.format(cond=f"{sc.local[row_axis]} < {extent[row_axis]}"))
+        stage_shared_inline_loads(sc, outside, {row_axis, *plan.vector})
+        _load_wide(sc, shared, axes[0][0], "0", width, width, j)
+    each_row()
+    sc.load(outside, lambda name: not read_varies(name))
+    texts = w.expressions(outside, sc.names, f"{p}b") if outside else []
+    names = dict(sc.names)
+    element: dict[int, str] = {}
+    for k, text in zip(fixed_state, texts):
+        element[k] = f"{p}e{k}"
+        w.emit(w.printer.declare.format(type=w.type, name=element[k], expr=text))
+    for (name, _), text in zip(lifted, texts[len(fixed_state) :]):
+        w.emit(w.printer.declare.format(type=w.type, name=name, expr=text))
+        names[name] = name
+    # the varying combine, with what it computes from invariant values hoisted
+    moving_names = {monoid.state[k] for k in moving_state} | {
+        monoid.state[k] + "'" for k in moving_state
+    }
+    combine, lifted_c = _hoist(
+        [monoid.combine[k] for k in sorted(moving_state)],
+        lambda n: n.op == "var" and n.name in moving_names,
+        f"{p}g",
+    )
+    fixed_scope = {monoid.state[k]: fixed(k) for k in fixed_state} | {
+        monoid.state[k] + "'": element[k] for k in fixed_state
+    }
+    # the hoisted parts and the new invariant state share their temporaries
+    fresh = [f"{p}f{k}" for k in fixed_state]
+    once = [n for _, n in lifted_c] + [monoid.combine[k] for k in fixed_state]
+    if once:
+        texts = w.expressions(once, fixed_scope, f"{p}c")
+        for name, text in zip([n for n, _ in lifted_c] + fresh, texts):
+            w.emit(w.printer.declare.format(type=w.type, name=name, expr=text))
+    if wide:
+        per_row = wide if rows == 1 else [n for n in wide if n not in shared]
+        _load_wide(sc, per_row, axes[0][0], "0", width, width, j)
     w.loop(j, width)
     vector_index()
-    final = {monoid.state[k]: fixed(k) for k in fixed_state} | {
-        monoid.state[k]: cells[k] for k in moving_state
-    }
-    if comp.epilogue is None:
-        value = final[monoid.state[0]]
+    sc.load(moving_body, read_varies)
+    moving_elements = _elements_named(w, moving_body, names, f"{p}m", sorted(moving_state))
+    scope = (
+        fixed_scope
+        | {n: n for n, _ in lifted_c}
+        | {monoid.state[k]: cells[k] for k in moving_state}
+    )
+    scope |= {monoid.state[k] + "'": e for k, e in moving_elements.items()}
+    folded = w.expressions(combine, scope, f"{p}x")
+    order = sorted(moving_state)
+    if len(order) == 1:
+        w.emit(st.assign.format(name=cells[order[0]], expr=folded[0]))
     else:
-        sc.load([comp.epilogue])
-        value = w.expressions([comp.epilogue], sc.names | final, f"{p}z")[0]
-    at = _affine(list(zip(row_major(comp.shape), (sc.local[n] for n in comp.index))), 0)
-    w.emit(st.store.format(buffer=out, index=at, expr=value))
+        tmp = [f"{p}n{k}" for k in order]
+        for name, text in zip(tmp, folded):
+            w.emit(w.printer.declare.format(type=w.type, name=name, expr=text))
+        for k, name in zip(order, tmp):
+            w.emit(st.assign.format(name=cells[k], expr=name))
     w.end_loop()
-    if rows > 1:
-        w.close(st.when_end)
+    if fixed_state:
+        for k, name in zip(fixed_state, fresh):
+            w.emit(st.assign.format(name=fixed(k), expr=name))
+    end_rows()
+    sc.wide.clear()
+    for _ in comp.reduce:
         w.end_loop()
+    store_outputs()
 
 
 def _rescaled_blocks(
@@ -1052,12 +1055,14 @@ def _rescaled_blocks(
         for name in slots.values():
             w.emit(st.state.format(type=w.type, name=name, value=w.literal(0)))
         for u in range(group):  # each step in a block of its own: its reads' names recur
-            w.open(st.block)
+            if st.block is not None:
+                w.open(st.block)
             w.emit(st.declare_index.format(name=sc.local[r], expr=f"{start} + {first} + {u}"))
             sc.load(bodies)
             for k, text in zip(moving_state, w.expressions(bodies, sc.names, f"{p}m")):
                 w.emit(st.assign.format(name=slots[u, k], expr=text))
-            w.close(st.block_end)
+            if st.block is not None:
+                w.close(st.block_end)
         for k in moving_state:
             total: Node = var("s")
             scope = {"s": cells[k]}
