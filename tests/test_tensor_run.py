@@ -343,11 +343,14 @@ def test_derived_attention_folds_blocks_of_keys_on_the_c_device(compiled_c, keys
             close_in_f32(fn(vals)["o"], want, f"{keys} keys, {rows} rows, causal {causal}")
 
 
-def test_blocks_of_keys_are_a_compiled_c_schedule(cpu) -> None:
+@pytest.mark.toolchain
+def test_blocks_of_keys_are_refused_in_wgsl_saying_why(native) -> None:
     _, derived = attention_pair(8, 4)
-    with pytest.raises(TypeError, match="'vector_keys' is the compiled C device's"):
-        T.Compiled(derived, cpu, schedule={"vector_keys": 16})
-    T.Compiled(derived, cpu, schedule={"vector_keys": 1})  # one step per block: any device
+    with pytest.raises(TypeError, match="'vector_keys' is for compiled loop nests") as caught:
+        T.Compiled(derived, native, schedule={"vector_keys": 16})
+    assert "65,535 loop iterations" in str(caught.value)
+    fn = T.Compiled(derived, native, schedule={"vector_keys": 1})  # one step at a time
+    assert "steps per block" not in str(fn.plans["o"])
 
 
 @pytest.mark.toolchain

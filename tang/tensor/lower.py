@@ -665,6 +665,8 @@ VECTOR_ROWS = 4
 # how many of them add their value rows to the state in one pass
 VECTOR_KEYS = 16
 KEY_GROUP = 4
+# the plan options compiled nests default to (register plans)
+REGISTER_DEFAULTS = {"vector_rows": VECTOR_ROWS, "vector_keys": VECTOR_KEYS}
 # the least work (outputs × reduction steps) worth handing to threads
 PARALLEL_WORK = 1 << 15
 # an output axis this short whose index steers a select is printed once per value
@@ -754,6 +756,23 @@ def _hoist(
     return rebuilt, named
 
 
+def _along_vector(
+    comp: Comprehension, plan: Plan
+) -> tuple[Callable[[str], bool], Callable[[Node], bool]]:
+    """Whether a read of ``comp`` varies along ``plan``'s vector axes, and whether a leaf
+    of its body does (an index of the vector, or such a read)."""
+
+    def read_varies(name: str) -> bool:
+        return comp.depends_on(var(name), plan.vector)
+
+    def leaf_varies(n: Node) -> bool:
+        return n.op == "var" and (
+            n.name in plan.vector or (n.name in comp.reads and read_varies(n.name))
+        )
+
+    return read_varies, leaf_varies
+
+
 def _vector(
     w: _Writer,
     comp: Comprehension,
@@ -825,14 +844,7 @@ def _vector(
                 )
             )
 
-    def read_varies(name: str) -> bool:
-        return comp.depends_on(var(name), plan.vector)
-
-    def leaf_varies(n: Node) -> bool:
-        return n.op == "var" and (
-            n.name in plan.vector or (n.name in comp.reads and read_varies(n.name))
-        )
-
+    read_varies, leaf_varies = _along_vector(comp, plan)
     row = None if rows == 1 else (rr, rows, row_axis, first)
     stage_inline_loads(sc, [comp.body[k] for k in fixed_state], row)
     stop_at = dict(sc.local)
@@ -992,13 +1004,7 @@ def _rescaled_blocks(
         (text,) = w.expressions([add(var("s"), term)], scope, f"{p}u")
         w.emit(st.assign.format(name=total, expr=text))
 
-    def step() -> None:  # opens the loop over the block's steps, binding the reduction index
-        w.loop(t, count)
-        w.emit(st.declare_index.format(name=sc.local[r], expr=f"{start} + {t}"))
-
-    def read_varies(name: str) -> bool:
-        return comp.depends_on(var(name), plan.vector)
-
+    read_varies, _ = _along_vector(comp, plan)
     w.loop(start, stop, step=plan.keys)
     left = st.minimum.format(a=plan.keys, b=f"({stop}) - {start}")
     w.emit(st.declare_index.format(name=count, expr=left))
@@ -1007,7 +1013,8 @@ def _rescaled_blocks(
         w.emit(st.array.format(type=w.type, name=name, size=plan.keys, value=w.literal(0)))
     # the block's invariant elements (component 0 the one rescaled to) and their max
     w.emit(st.state.format(type=w.type, name=top, value=fixed(0)))
-    step()
+    w.loop(t, count)
+    w.emit(st.declare_index.format(name=sc.local[r], expr=f"{start} + {t}"))
     bodies = [comp.body[k] for k in fixed_state]
     sc.load(bodies, lambda name: not read_varies(name))
     for k, text in zip(fixed_state, w.expressions(bodies, sc.names, f"{p}b")):
@@ -1040,59 +1047,40 @@ def _rescaled_blocks(
             carry_to(cells[k], carry)
         w.end_loop()
 
-        def leaf_varies(n: Node) -> bool:
-            return n.op == "var" and (
-                n.name in plan.vector or (n.name in comp.reads and read_varies(n.name))
-            )
+        def add_steps(index: str, extent: str, group: int, first: str) -> None:
+            """For each ``index`` < ``extent`` (counting by ``group``), the steps ``first``
+            + u (u < ``group``) weighted by their factors, added to the state in one pass
+            over the vector (one value row read per step)."""
+            w.loop(index, extent, step=group)
+            w.loop(j, width)
+            vector_index()
+            slots = {(u, k): f"{p}g{u}_{k}" for u in range(group) for k in moving_state}
+            for name in slots.values():
+                w.emit(st.state.format(type=w.type, name=name, value=w.literal(0)))
+            for u in range(group):  # each step in a block of its own: its reads' names recur
+                if st.block is not None:
+                    w.open(st.block)
+                w.emit(st.declare_index.format(name=sc.local[r], expr=f"{start} + {first} + {u}"))
+                sc.load(bodies)
+                for k, text in zip(moving_state, w.expressions(bodies, sc.names, f"{p}m")):
+                    w.emit(st.assign.format(name=slots[u, k], expr=text))
+                if st.block is not None:
+                    w.close(st.block_end)
+            for k in moving_state:
+                total: Node = var("s")
+                scope = {"s": cells[k]}
+                for u in range(group):
+                    total = add(total, mul(var(f"e{u}"), var(f"f{u}")))
+                    scope |= {f"e{u}": slots[u, k], f"f{u}": at(factors, f"{first} + {u}")}
+                (text,) = w.expressions([total], scope, f"{p}u")
+                w.emit(st.assign.format(name=cells[k], expr=text))
+            w.end_loop()
+            w.end_loop()
 
-        # the steps in groups: each group adds its value rows to the state in one pass
-        group, first, tail = KEY_GROUP, f"{p}tq", f"{p}tt"
         bodies = [comp.body[k] for k in moving_state]
-        w.loop(first, f"{count} - {group - 1}", step=group)
-        w.loop(j, width)
-        vector_index()
-        slots = {(u, k): f"{p}g{u}_{k}" for u in range(group) for k in moving_state}
-        for name in slots.values():
-            w.emit(st.state.format(type=w.type, name=name, value=w.literal(0)))
-        for u in range(group):  # each step in a block of its own: its reads' names recur
-            if st.block is not None:
-                w.open(st.block)
-            w.emit(st.declare_index.format(name=sc.local[r], expr=f"{start} + {first} + {u}"))
-            sc.load(bodies)
-            for k, text in zip(moving_state, w.expressions(bodies, sc.names, f"{p}m")):
-                w.emit(st.assign.format(name=slots[u, k], expr=text))
-            if st.block is not None:
-                w.close(st.block_end)
-        for k in moving_state:
-            total: Node = var("s")
-            scope = {"s": cells[k]}
-            for u in range(group):
-                total = add(total, mul(var(f"e{u}"), var(f"f{u}")))
-                scope |= {f"e{u}": slots[u, k], f"f{u}": at(factors, f"{first} + {u}")}
-            (text,) = w.expressions([total], scope, f"{p}u")
-            w.emit(st.assign.format(name=cells[k], expr=text))
-        w.end_loop()
-        w.end_loop()
-        # the rest one at a time
-        moving_body, lifted = _hoist(bodies, leaf_varies, f"{p}h")
-        w.loop(tail, f"{count} % {group}")
-        w.emit(st.declare_index.format(name=t, expr=f"{count} - {count} % {group} + {tail}"))
-        w.emit(st.declare_index.format(name=sc.local[r], expr=f"{start} + {t}"))
-        outside = [node for _, node in lifted]
-        sc.load(outside, lambda name: not read_varies(name))
-        names = dict(sc.names)
-        texts = w.expressions(outside, sc.names, f"{p}b") if outside else []
-        for (name, _), text in zip(lifted, texts):
-            w.emit(st.declare.format(type=w.type, name=name, expr=text))
-            names[name] = name
-        w.loop(j, width)
-        vector_index()
-        sc.load(moving_body, read_varies)
-        elements = _elements_named(w, moving_body, names, f"{p}m", moving_state)
-        for k in moving_state:
-            accumulate(cells[k], elements[k], at(factors))
-        w.end_loop()
-        w.end_loop()
+        groups, tail = f"{p}tq", f"{p}tt"
+        add_steps(groups, f"{count} - {KEY_GROUP - 1}", KEY_GROUP, groups)
+        add_steps(tail, f"{count} % {KEY_GROUP}", 1, f"{count} - {count} % {KEY_GROUP} + {tail}")
     rows_loop[1]()
     w.end_loop()
 
@@ -1339,8 +1327,7 @@ def lower_graph(
     inline_lanes = plan_options.pop("inline_lanes", INLINE_LANES)
     if plan_options["registers"]:
         w.inline_lanes = inline_lanes
-        plan_options.setdefault("vector_rows", VECTOR_ROWS)
-        plan_options.setdefault("vector_keys", VECTOR_KEYS)
+        plan_options = REGISTER_DEFAULTS | plan_options
     for comp in graph.comprehensions:
         if scheduled:
             comp = eliminate_pinned(comp)

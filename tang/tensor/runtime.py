@@ -34,7 +34,7 @@ from .kernels import (
     python_kernel,
     wgsl_kernel,
 )
-from .lower import VECTOR_KEYS, VECTOR_ROWS, buffer_order, lower_graph
+from .lower import REGISTER_DEFAULTS, buffer_order, lower_graph
 from .packed import as_words, words
 from .passes.schedule import TREE_WIDTH, Plan, eliminate_pinned, plan
 
@@ -155,11 +155,11 @@ class Compiled:
         if unknown:
             known = ", ".join(sorted(SCHEDULE_OPTIONS))
             raise TypeError(f"unknown schedule option {unknown[0]!r} (known: {known})")
-        if schedule.get("vector_keys", 1) != 1 and self.device.printer != "c":
+        if schedule.get("vector_keys", 1) != 1 and self.device.printer == "wgsl":
             raise TypeError(
-                "schedule option 'vector_keys' is the compiled C device's: in a kernel the"
-                " blocks' loops have run-time lengths (5x slower on lavapipe, and past"
-                " llvmpipe's 65,535 loop iterations per invocation)"
+                "schedule option 'vector_keys' is for compiled loop nests (the C device): in"
+                " a WGSL kernel the blocks' loops have run-time lengths (5x slower on"
+                " lavapipe, and past llvmpipe's 65,535 loop iterations per invocation)"
             )
         self.schedule = {k: v for k, v in schedule.items() if k not in ("workgroups", "merge")}
         self.merge = bool(schedule.get("merge", True))
@@ -237,7 +237,7 @@ class Compiled:
             k: GpuKernel = wgsl_kernel(
                 comp,
                 shapes,
-                the_plan if the_plan is not None else None if self.scheduled else Plan(),
+                the_plan or (None if self.scheduled else Plan()),
                 workgroups=self.workgroups,
                 registers=not self.workgroups,  # register blocks where tiles do not pay
                 packed=self.graph.packed,
@@ -264,7 +264,7 @@ class Compiled:
     def plans(self) -> dict[str, Plan]:
         """Each comprehension's plan on this device, by name."""
         if self.device.printer == "c":
-            options = {"registers": True, "vector_rows": VECTOR_ROWS, "vector_keys": VECTOR_KEYS}
+            options = {"registers": True, **REGISTER_DEFAULTS}
         elif self.device.printer == "wgsl":
             options = {"registers": not self.workgroups, "block": WGSL_BLOCK, "lanes": 1}
             if not self.workgroups:
