@@ -125,11 +125,13 @@ def test_lowered_python_matches_the_evaluator(name: str) -> None:
 
 def test_blocks_of_keys_in_lowered_python_match_the_evaluator() -> None:
     """Key blocks print in any nest language (Python has no blocks to scope a step's
-    names: they are rebound), a group of four steps and a short tail included."""
+    names: they are rebound), a group of four steps and a short tail included; a key panel
+    is a heap array allocated before the loops, which only compiled nests have."""
     graph = graphs()["attention_online"]
     vals = sample(graph, 3)
     want = T.evaluate(graph, vals)
-    assert "6 steps per block" in lower_graph(graph, "python", vector_keys=6, vector_rows=2)
+    source = lower_graph(graph, "python", vector_keys=6, vector_rows=2, key_panel=True)
+    assert "6 steps per block" in source and "key panel" not in source
     got = run_python(graph, vals, vector_keys=6, vector_rows=2)
     np.testing.assert_allclose(got["o"], want["o"], rtol=1e-12, atol=1e-13)
 
@@ -179,7 +181,8 @@ def test_small_register_plans_cover_blocks_lanes_and_inline_lanes() -> None:
     assert "schedule: split reduction over 4 lanes" in sources
     assert "malloc(" in sources and "free(" in sources  # the column panels
     assert sources.count("_1l0[") >= 3  # an inline dot product folded over two lanes
-    assert "vector over i4 (state 2 per element), 2 rows of i3 each, 6 steps per block" in sources
+    blocks = "vector over i4 (state 2 per element), 2 rows of i3 each, 6 steps per block"
+    assert f"{blocks}, t0⟨0, i1, i2, i3, r0⟩ from a key panel" in sources  # padded to 12 keys
     assert "#pragma omp parallel for" not in sources  # too little work to hand to threads
 
 
@@ -296,8 +299,8 @@ def test_the_derived_attention_kernel_keeps_no_score_matrix() -> None:
     assert source.count("for (long") == 4 + 1 + 1 + 3 + 1
     assert "double _0q0_0[3];" in source
     assert source.count("exp2(") == 2  # the rescaling factors: once per key, not per column
-    # compiled C's default: 4 query rows per iteration, their states in arrays over the rows
-    rows = lower_graph(graph, "c")
+    # 4 query rows per iteration (compiled C's default), their states in arrays over the rows
+    rows = lower_graph(graph, "c", key_panel=False)
     assert "vector over i4 (state 2 per element), 4 rows of i3 each" in rows
     assert "double _0s0[4];" in rows and "double _0a2[8];" in rows  # m per row; acc 4 × 2
     # and 16 keys per block: their scores into an array, the state carried to the block's
@@ -306,6 +309,16 @@ def test_the_derived_attention_kernel_keeps_no_score_matrix() -> None:
     assert "_0kb += 16" in rows and "double _0k0[16];" in rows and "double _0kf[16];" in rows
     assert rows.count("exp2(") == 2
     assert "_0tq += 4" in rows  # four keys' value rows added to the accumulator per pass
+    # the block's max by a tree of combines: 16 → 8 → 4 → 2 → 1
+    assert "double _0km[8];" in rows and all(f"_0t + {h}]" in rows for h in (8, 4, 2, 1))
+    # compiled C's default: the scores from a key panel (k transposed, once per call, per
+    # kv head: 2 × 3 steps × 16 keys), each inner step a loop over the block's 16 keys per
+    # row, the rows unrolled by the compiler
+    panel = lower_graph(graph, "c")
+    assert "16 steps per block, t0⟨0, i1, i2, i3, r0⟩ from a key panel" in panel
+    assert panel.count("malloc(sizeof(double) * 96)") == 1 and panel.count("free(") == 1
+    assert "#pragma GCC unroll 4" in panel and "_2ks[_2rr * 16 + _2kt] = _2ks[" in panel
+    assert panel.count("exp2(") == 2
 
 
 def test_a_short_axis_steering_a_select_is_printed_once_per_value() -> None:

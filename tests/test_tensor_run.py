@@ -325,9 +325,10 @@ def test_rows_of_derived_attention_share_their_key_and_value_reads_on_wgpu(nativ
 @pytest.mark.parametrize("keys", [1, 5, 16, 64])
 def test_derived_attention_folds_blocks_of_keys_on_the_c_device(compiled_c, keys) -> None:
     """On the C device the online reduction runs in blocks of keys (the block's scores into
-    an array, the state carried to their max once, each key weighted by its own factor).
-    Every block length, a last block cut short, rows past the end, blocks the causal mask
-    empties and no mask at all equal the float64 attention."""
+    an array, the state carried to their max once, each key weighted by its own factor),
+    over several rows with the scores from a key panel (k transposed once per call, one
+    per kv head) or without. Every block length, a last block cut short, rows past the end,
+    blocks the causal mask empties and no mask at all equal the float64 attention."""
     n, d = 37, 8
     rng = np.random.default_rng(keys)
     for causal in (True, False):
@@ -336,11 +337,33 @@ def test_derived_attention_folds_blocks_of_keys_on_the_c_device(compiled_c, keys
         derived = T.stabilize_softmax(T.fuse(T.graph(o=T.attention(q, k, v, causal=causal))))
         vals = {name: rng.normal(size=s).astype(np.float32) for name, s in derived.inputs.items()}
         want = ref.attention(*(vals[x].astype(np.float64) for x in "qkv"), causal=causal)
-        for rows in (1, 3):
-            schedule = {"vector_keys": keys, "vector_rows": rows}
+        for rows, panel in ((1, True), (3, True), (3, False)):
+            schedule = {"vector_keys": keys, "vector_rows": rows, "key_panel": panel}
             fn = T.Compiled(derived, compiled_c, schedule=schedule)
-            assert (f"{keys} steps per block" in str(fn.plans["o"])) == (keys > 1)
-            close_in_f32(fn(vals)["o"], want, f"{keys} keys, {rows} rows, causal {causal}")
+            plan = str(fn.plans["o"])
+            assert (f"{keys} steps per block" in plan) == (keys > 1)
+            assert ("from a key panel" in plan) == (keys > 1 and rows > 1 and panel), plan
+            where = f"{keys} keys, {rows} rows, panel {panel}, causal {causal}"
+            close_in_f32(fn(vals)["o"], want, where)
+
+
+@pytest.mark.toolchain
+def test_a_key_panel_row_of_4_kib_is_padded_and_still_exact(compiled_c) -> None:
+    """1,024 keys of f32 would make each of the panel's rows 4 KiB long (every inner step's
+    block of keys in the same cache set): the rows are padded by one block, and the
+    attention still equals float64's. A panel that would be read fewer than 8 times (4
+    query rows: one row block) is not built."""
+    rng = np.random.default_rng(3)
+    _, derived = attention_pair(1024, 4, 1, 1)
+    vals = {name: rng.normal(size=s).astype(np.float32) for name, s in derived.inputs.items()}
+    want = ref.attention(*(vals[x].astype(np.float64) for x in "qkv"), causal=True)
+    fn = T.Compiled(derived, compiled_c)
+    assert "from a key panel" in str(fn.plans["o"])
+    assert "malloc(sizeof(float) * 4160)" in fn.sources[0]  # 4 steps × (1,024 + 16) keys
+    close_in_f32(fn(vals)["o"], want, "n 1024, d 4")
+    q, k = T.input("q", (1, 1, 4, 4)), T.input("k", (1, 1, 64, 4))
+    few = T.stabilize_softmax(T.fuse(T.graph(o=T.attention(q, k, T.input("v", (1, 1, 64, 4))))))
+    assert "key panel" not in str(T.Compiled(few, compiled_c).plans["o"])
 
 
 @pytest.mark.toolchain

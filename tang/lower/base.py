@@ -385,6 +385,9 @@ class Printer:
     parallel: str | None = None
     scratch: str | None = None
     scratch_end: str | None = None
+    # compiled loop nests: a line before a loop asking the compiler to unroll it ({extent}
+    # times), so that the arrays it indexes stay in registers; None: no such request
+    unroll_hint: str | None = None
     # kernels only (WGSL): a buffer read ``wide`` elements at a time, as one vector per
     # load: its binding's type ({type}), element {i} of such a buffer ({name}) and a
     # private array of {size} vectors ({type}, {name}); a vector's cell is an ``element``

@@ -62,6 +62,7 @@ class C(Printer):
     )
     scratch = "{type} *{name} = ({type} *)malloc(sizeof({type}) * {size});"
     scratch_end = "free({name});"
+    unroll_hint = "#ifdef __GNUC__\n#pragma GCC unroll {extent}\n#endif"
     nest_header = (
         "#include <math.h>",
         "#include <stdint.h>",

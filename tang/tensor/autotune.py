@@ -47,6 +47,7 @@ CANDIDATES: dict[str, list[dict[str, Any]]] = {
         {"vector_rows": 2},
         {"vector_keys": 1},
         {"vector_keys": 32},
+        {"key_panel": False},
     ],
     "wgsl": [
         {},
@@ -194,6 +195,7 @@ _WORDS = {
     "inline_lanes": lambda v: f"{v}-lane inner sums",
     "vector_rows": lambda v: f"{v} rows at a time",
     "vector_keys": lambda v: f"{v} reduction steps per block" if v > 1 else "no step blocks",
+    "key_panel": lambda v: "scores from a key panel" if v else "no key panel",
     "workgroups": lambda v: "workgroup tiles" if v else "no workgroup tiles",
 }
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..expr.graph import BOOL_OPS, Node, add, mul, replace_nodes, topo_order, var
@@ -25,12 +26,14 @@ from ..lower.base import ATOM, LOOP_NEST, LOOP_NEST_FUNCTION, identifiers
 from ..lower.program import ABS, Let, Store, schedule
 from .comprehension import Comprehension, Inline, Load, Monoid, TensorGraph
 from .passes.schedule import (
+    KeyPanel,
     Plan,
     data_pin,
     eliminate_pinned,
     invariant_parts,
     lanes_plan,
     loop_stop,
+    score_panel,
 )
 from .passes.schedule import plan as schedule_plan
 from .printing import format_comprehension
@@ -101,6 +104,7 @@ class _Writer:
         body is printed once per value, each copy in a block that binds ``var``
         (``unroll``: this loop too, though it holds others: a register block's rows;
         ``GUARD``: an axis a select reads, unrolled wherever the language has blocks;
+        ``HINT``: as ``True``, and where it stays a loop the compiler is asked to unroll it;
         ``step`` > 1: ``var`` counts in steps of that many, never unrolled)."""
         if self._loops:
             self._loops[-1][3] = True  # the enclosing loop is not innermost
@@ -124,6 +128,9 @@ class _Writer:
                 var=var, extent=extent, step=step
             )
             self.lines.insert(start, header)
+            if forced == HINT and self.printer.unroll_hint and isinstance(extent, int):
+                hint = self.printer.unroll_hint.format(extent=extent)
+                self.lines.insert(start, self.printer.indent * self.depth + hint)
             if self.printer.loop_end is not None:
                 self.emit(self.printer.loop_end)
             return
@@ -666,12 +673,15 @@ VECTOR_ROWS = 4
 VECTOR_KEYS = 16
 KEY_GROUP = 4
 # the plan options compiled nests default to (register plans)
-REGISTER_DEFAULTS = {"vector_rows": VECTOR_ROWS, "vector_keys": VECTOR_KEYS}
+REGISTER_DEFAULTS = {"vector_rows": VECTOR_ROWS, "vector_keys": VECTOR_KEYS, "key_panel": True}
+# a key panel's rows are padded off whole multiples of this many bytes (cache aliasing)
+PANEL_ALIAS = 4096
 # the least work (outputs × reduction steps) worth handing to threads
 PARALLEL_WORK = 1 << 15
 # an output axis this short whose index steers a select is printed once per value
 GUARD_EXTENT = 4
 GUARD = "guard"  # the ``unroll`` of such an axis's loop
+HINT = "hint"  # the ``unroll`` of a short loop the compiler should unroll (``unroll_hint``)
 
 
 def _guard_axes(comp: Comprehension) -> set[str]:
@@ -781,6 +791,7 @@ def _vector(
     buffers: dict,
     shapes: dict,
     out: str,
+    panel: _Panel | None = None,
 ) -> None:
     """Emit a vector plan: the output axes ``given`` are fixed; the plan's vector axes run
     inside, the varying state is a private array over them, and everything that does not
@@ -811,10 +822,13 @@ def _vector(
         at = j if rows == 1 else f"{rr} * {width} + {j}"
         return st.element.format(name=state[k], i=at)
 
-    def each_row() -> None:  # opens the loop over this iteration's rows (if any)
+    def each_row(unroll: bool | str = True, declare: bool = True) -> None:  # opens the
+        # loop over this iteration's rows (if any), declaring the row's index (``declare``)
         if rows > 1:
             assert row_axis is not None
-            w.loop(rr, rows, unroll=True)
+            w.loop(rr, rows, unroll=unroll)
+            if not declare:
+                return
             last = extent[row_axis] - 1
             clamped = st.minimum.format(a=f"{first} + {rr}", b=last)
             w.emit(st.declare_index.format(name=sc.local[row_axis], expr=clamped))
@@ -883,7 +897,8 @@ def _vector(
     if plan.keys > 1:  # compiled C: the steps in blocks (a rescaling monoid)
         stop = _stop(sc, comp.reduce[0][1], stop_at)
         rows_loop = (each_row, end_rows)
-        _rescaled_blocks(sc, plan, stop, rows_loop, vector_index, fixed, cells, width, j)
+        blocks = (stop, rows_loop, vector_index, fixed, cells, width, j)
+        _rescaled_blocks(sc, plan, *blocks, panel)
         store_outputs()
         return
     for n, e in comp.reduce:
@@ -969,17 +984,19 @@ def _rescaled_blocks(
     sc: _Scope,
     plan: Plan,
     stop: int | str,
-    rows_loop: tuple[Callable[[], None], Callable[[], None]],
+    rows_loop: tuple[Callable[..., None], Callable[[], None]],
     vector_index: Callable[[], None],
     fixed: Callable[[int], str],
     cells: Mapping[int, str],
     width: int,
     j: str,
+    panel: _Panel | None = None,
 ) -> None:
     """A vector plan's reduction in blocks of ``plan.keys`` steps, for a monoid that
     rescales to a running max (``Monoid.rescale``): per block and row, the invariant
     elements into arrays and their max, the state carried to that max once, and each
-    step's element weighted by its own factor (not the state rescaled at every step)."""
+    step's element weighted by its own factor (not the state rescaled at every step).
+    ``panel``: the block's scores first, for every row, from the key panel (``_Panel``)."""
     w, comp, p, st = sc.w, sc.comp, sc.p, sc.w.printer
     monoid = comp.monoid
     assert monoid is not None and monoid.rescale is not None
@@ -1008,22 +1025,44 @@ def _rescaled_blocks(
     w.loop(start, stop, step=plan.keys)
     left = st.minimum.format(a=plan.keys, b=f"({stop}) - {start}")
     w.emit(st.declare_index.format(name=count, expr=left))
+    if panel is not None:
+        scores = _panel_scores(sc, plan, panel, rows_loop, start)
+        at_row = t if plan.block[0] == 1 else f"{p}rr * {plan.keys} + {t}"
+        sc.wide[panel.kp.read] = st.element.format(name=scores, i=at_row)
     rows_loop[0]()
+    # the block's invariant elements (component 0 the one rescaled to, its array padded to
+    # a power of two with the identity), then their max by a tree of combines: independent
+    # lanes at each level, not one chain through every step
+    span = 1 << (plan.keys - 1).bit_length()
     for name in [*arrays.values(), factors]:
-        w.emit(st.array.format(type=w.type, name=name, size=plan.keys, value=w.literal(0)))
-    # the block's invariant elements (component 0 the one rescaled to) and their max
-    w.emit(st.state.format(type=w.type, name=top, value=fixed(0)))
+        size = span if name == arrays[0] else plan.keys
+        w.emit(st.array.format(type=w.type, name=name, size=size, value=w.literal(0)))
+    w.loop(t, span)
+    w.emit(st.assign.format(name=at(arrays[0]), expr=w.literal(monoid.identity[0])))
+    w.end_loop()
     w.loop(t, count)
     w.emit(st.declare_index.format(name=sc.local[r], expr=f"{start} + {t}"))
     bodies = [comp.body[k] for k in fixed_state]
     sc.load(bodies, lambda name: not read_varies(name))
     for k, text in zip(fixed_state, w.expressions(bodies, sc.names, f"{p}b")):
         w.emit(st.assign.format(name=at(arrays[k]), expr=text))
-    m = monoid.state[0]
-    scope = {m: top, m + "'": at(arrays[0])}
-    (grown,) = w.expressions([monoid.combine[0]], scope, f"{p}c")
-    w.emit(st.assign.format(name=top, expr=grown))
     w.end_loop()
+    sc.wide.clear()
+    m, tree = monoid.state[0], f"{p}km"
+
+    def combine_max(target: str, first: str, second: str) -> None:
+        (text,) = w.expressions([monoid.combine[0]], {m: first, m + "'": second}, f"{p}c")
+        w.emit(st.assign.format(name=target, expr=text))
+
+    w.emit(st.array.format(type=w.type, name=tree, size=span // 2, value=w.literal(0)))
+    source, half = arrays[0], span // 2
+    while half:
+        w.loop(t, half)
+        combine_max(at(tree), at(source), at(source, f"{t} + {half}"))
+        w.end_loop()
+        source, half = tree, half // 2
+    w.emit(st.state.format(type=w.type, name=top, value=fixed(0)))
+    combine_max(top, top, at(tree, "0"))
     # one factor for the state, one per step; the invariant sums
     (text,) = w.expressions([monoid.rescale], {"x": fixed(0), "top": top}, f"{p}o")
     w.emit(st.declare.format(type=w.type, name=carry, expr=text))
@@ -1083,6 +1122,131 @@ def _rescaled_blocks(
         add_steps(tail, f"{count} % {KEY_GROUP}", 1, f"{count} - {count} % {KEY_GROUP} + {tail}")
     rows_loop[1]()
     w.end_loop()
+
+
+@dataclass(frozen=True)
+class _Panel:
+    """A key panel staged before a comprehension's loops (``_stage_key_panel``): for each
+    column part of ``kp`` (by name) an array [batch axes…, inner step, key] of ``steps`` ×
+    ``width`` values per batch position (keys padded to ``width``)."""
+
+    kp: KeyPanel
+    arrays: dict[str, str]
+    steps: int
+    width: int
+
+    def position(self, local: Mapping[str, str], extent: Mapping[str, int], step: str) -> str:
+        """The first key's cell at inner step ``step``, for the batch axes' ``local`` names."""
+        strides = row_major([extent[n] for n in self.kp.batch])
+        batch = _affine([(s, local[n]) for s, n in zip(strides, self.kp.batch)], 0)
+        return f"(({batch}) * {self.steps} + {step}) * {self.width}"
+
+
+def _declare_inner(sc: _Scope, inner: _Scope, read: Inline, names: Iterable[str]) -> None:
+    """Declare the index variables ``names`` of ``read``'s producer (scope ``inner``) at
+    the position the read gives in terms of ``sc``'s variables."""
+    rows = dict(zip(read.comp.index, zip(read.index.rows, read.index.consts)))
+    for u in [u for u in read.comp.index if u in names]:  # its reduction: a loop's own
+        row, c = rows[u]
+        at = _affine([(k, sc.local[n]) for k, n in zip(row, sc.comp.names) if k], c)
+        sc.w.emit(sc.w.printer.declare_index.format(name=inner.local[u], expr=at))
+
+
+def _stage_key_panel(
+    w: _Writer, comp: Comprehension, plan: Plan, buffers: dict, shapes: dict
+) -> _Panel:
+    """Before ``comp``'s loops, compute each column part of its score (``score_panel``)
+    once into a panel transposed to [batch axes…, inner step, key], so that a block of keys
+    is contiguous at each inner step (freed after the loops: ``scratch_end``)."""
+    st = w.printer
+    kp = score_panel(comp, replace(plan, panel=None))
+    assert kp is not None and plan.panel == kp.read and st.scratch is not None
+    read = comp.reads[kp.read]
+    assert isinstance(read, Inline)
+    ((r, keys),) = comp.reduce
+    ((d, steps),) = read.comp.reduce
+    extent = dict(zip(comp.index, comp.shape))
+    width = -(-keys // plan.keys) * plan.keys
+    if width * int(w.dtype[1:]) // 8 % PANEL_ALIAS == 0:
+        width += plan.keys
+    sc, inner = _Scope(w, comp, buffers, shapes), _Scope(w, read.comp, buffers, shapes)
+    panel = _Panel(kp, {n: f"{sc.p}kp{k}" for k, (n, _) in enumerate(kp.cols)}, steps, width)
+    batch = [(n, extent[n]) for n in kp.batch]
+    size = math.prod(e for _, e in batch) * steps * width
+    w.emit(f"{st.comment} the key panel of {kp.read}: {', '.join(n for n, _ in kp.cols)}")
+    for name in panel.arrays.values():
+        w.emit(st.scratch.format(type=w.type, name=name, size=size))
+    flat, key = f"{sc.p}o", f"{sc.p}kk"
+    count = math.prod(e for _, e in batch) * width
+    if st.parallel and _worth_threads(comp):
+        w.emit(st.parallel.format(depth=1, balance="static"))
+    w.loop(flat, count)
+    w.open(st.block)
+    axes = [*batch, (key, width)]
+    for (n, e), stride in zip(axes, row_major([e for _, e in axes])):
+        unravel = st.unravel.format(flat=flat, stride=stride, extent=e)
+        w.emit(st.declare_index.format(name=sc.local.get(n, n), expr=unravel))
+    last = st.minimum.format(a=key, b=keys - 1)  # padding repeats the last key
+    w.emit(st.declare_index.format(name=sc.local[r], expr=last))
+    w.loop(inner.local[d], steps)
+    nodes = [node for _, node in kp.cols]
+    _declare_inner(sc, inner, read, _used_indices(read.comp, nodes=nodes))
+    inner.load(nodes)
+    at = f"{panel.position(sc.local, extent, inner.local[d])} + {key}"
+    for (name, _), text in zip(kp.cols, w.expressions(nodes, inner.names, f"{sc.p}t")):
+        cell = st.element.format(name=panel.arrays[name], i=at)
+        w.emit(st.assign.format(name=cell, expr=text))
+    w.end_loop()
+    w.close(st.block_end)
+    w.end_loop()
+    return panel
+
+
+def _panel_scores(
+    sc: _Scope,
+    plan: Plan,
+    panel: _Panel,
+    rows_loop: tuple[Callable[..., None], Callable[[], None]],
+    start: str,
+) -> str:
+    """A block's scores for every row (``plan.keys`` each, from key ``start``) into a
+    private array, returned: per inner step and row the row parts once, then the block's
+    keys as one loop over contiguous panel cells (vector products, the rows' chains
+    independent)."""
+    w, comp, st = sc.w, sc.comp, sc.w.printer
+    kp, keys, rows = panel.kp, plan.keys, plan.block[0]
+    read = comp.reads[kp.read]
+    assert isinstance(read, Inline) and read.comp.monoid is not None
+    monoid = read.comp.monoid
+    ((d, _),) = read.comp.reduce
+    staged = sc.inline_staged.get(kp.read, {})
+    inner = _Scope(w, read.comp, sc.buffers, sc.shapes, staged)
+    scores, t = f"{sc.p}ks", f"{sc.p}kt"
+    _initial_array(w, scores, rows * keys, monoid.identity[0], f"{sc.p}z", rows)
+    w.loop(inner.local[d], panel.steps)
+    nodes = [node for _, node in kp.rows]
+    used = _used_indices(read.comp, set(staged), nodes)
+    at_rows = dict(zip(read.comp.index, read.index.rows))
+    row_axis = comp.names.index(plan.a)
+    # unrolled: each row's scores a chain of its own, in registers
+    rows_loop[0](HINT, declare=any(at_rows[u][row_axis] for u in used if u in at_rows))
+    _declare_inner(sc, inner, read, used)
+    inner.load(nodes)
+    names = {}
+    for (name, _), text in zip(kp.rows, w.expressions(nodes, inner.names, f"{sc.p}y")):
+        names[name] = f"{sc.p}y{name}"
+        w.emit(st.declare.format(type=w.type, name=names[name], expr=text))
+    w.loop(t, keys)
+    extent = dict(zip(comp.index, comp.shape))
+    at = f"{panel.position(sc.local, extent, inner.local[d])} + {start} + {t}"
+    names |= {n: st.element.format(name=a, i=at) for n, a in panel.arrays.items()}
+    (element,) = w.expressions([kp.body], names, f"{sc.p}x")
+    cell = st.element.format(name=scores, i=t if rows == 1 else f"{sc.p}rr * {keys} + {t}")
+    _fold(w, monoid, [0], {monoid.state[0]: cell}, [element], [cell], f"{sc.p}x")
+    w.end_loop()
+    rows_loop[1]()
+    w.end_loop()
+    return scores
 
 
 def _outer_address(comp: Comprehension, read: Inline, rd: Load) -> tuple[dict, int, int]:
@@ -1221,10 +1385,14 @@ def _elements_named(
     return out
 
 
-def _used_indices(comp: Comprehension, staged: set[str] | None = None) -> set[str]:
+def _used_indices(
+    comp: Comprehension, staged: set[str] | None = None, nodes: Sequence[Node] | None = None
+) -> set[str]:
     """The index variables a comprehension's reads and expressions actually use (a
-    ``staged`` read uses only the reduction variable)."""
-    used = {n.name for n in topo_order(comp.nodes()) if n.op == "var"}
+    ``staged`` read uses only the reduction variable; ``nodes``: only these of them)."""
+    used = {
+        n.name for n in topo_order(comp.nodes() if nodes is None else list(nodes)) if n.op == "var"
+    }
     out = {n for n in comp.names if n in used}
     for name, read in comp.reads.items():
         if name not in used:
@@ -1246,12 +1414,14 @@ def emit_comprehension(
     given: Mapping[str, str],
     buffers: dict,
     shapes: dict,
+    panel: _Panel | None = None,
 ) -> None:
     """Emit ``comp`` for the output index ``given`` (every output axis but a vector plan's
-    own), storing into its buffer: the body of a loop nest or of a kernel."""
+    own), storing into its buffer: the body of a loop nest or of a kernel (``panel``: its
+    staged key panel)."""
     out = buffers[comp.name]
     if plan.kind == "vector":
-        _vector(w, comp, plan, given, buffers, shapes, out)
+        _vector(w, comp, plan, given, buffers, shapes, out, panel)
         return
     if plan.kind == "blocked":
         _blocked(w, comp, plan, given, buffers, shapes, out)
@@ -1328,6 +1498,8 @@ def lower_graph(
     if plan_options["registers"]:
         w.inline_lanes = inline_lanes
         plan_options = REGISTER_DEFAULTS | plan_options
+    if w.printer.scratch is None:  # a key panel is allocated before the loops
+        plan_options["key_panel"] = False
     for comp in graph.comprehensions:
         if scheduled:
             comp = eliminate_pinned(comp)
@@ -1335,6 +1507,7 @@ def lower_graph(
         w.emit(f"{w.printer.comment} {comp.name}: {_one_line(comp)}")
         if plan.kind != "per_element":
             w.emit(f"{w.printer.comment} schedule: {plan}")
+        panel = _stage_key_panel(w, comp, plan, idents, shapes) if plan.panel else None
         loops = _outer_loops(comp, plan)
         # short axes that only steer selects go innermost, printed once per value: each
         # copy keeps only its own branch (the compiler folds the constant condition)
@@ -1354,11 +1527,13 @@ def lower_graph(
         given = {n: loop_var for n, (loop_var, _) in loops.items()}
         if w.printer.block:
             w.open(w.printer.block)
-        emit_comprehension(w, comp, plan, given, idents, shapes)
+        emit_comprehension(w, comp, plan, given, idents, shapes, panel)
         if w.printer.block:
             w.close(w.printer.block_end)
         for _ in loops:
             w.end_loop()
+        for name in panel.arrays.values() if panel else ():
+            w.emit(w.printer.scratch_end.format(name=name))
     tail = [w.printer.nest_end] if w.printer.nest_end else []
     return w.printer.finish_nest("\n".join([*head, *w.lines, *tail]) + "\n")
 

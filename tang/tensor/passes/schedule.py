@@ -38,6 +38,12 @@ Three plans, each chosen by a generic test of the body's dependence structure (n
   reduction runs in blocks of that many steps. A block's invariant elements (the scores)
   are computed first, then their max; the state is rescaled once per block and each
   element weighted by one factor, instead of the state rescaled at every step.
+  With ``key_panel`` (compiled C), a score that is an inline sum whose body splits into a
+  part that does not vary along the reduction (the query row) and one that varies along
+  it but not along the rows (the key) is computed for a whole block at once, as vectors
+  over its keys: the key part is staged once per call into a transposed panel (inner
+  step × key), so each step of the inner sum is one vector product per row, not one
+  horizontal sum per key (``score_panel``, ``KeyPanel``).
 - a sum pinned by data (``data_pin``): ``Σ_r where(r == e, value, 0)`` with ``e`` read from
   memory (a gather's index, a picked class) runs its one step at ``r = e`` instead of
   looping over ``r``, whatever the plan options; the evaluators still sum every step.
@@ -53,7 +59,7 @@ import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 
-from ...expr.graph import BOOL_OPS, Node, le, lt, select, topo_order
+from ...expr.graph import BOOL_OPS, Node, le, lt, replace_nodes, select, topo_order, var
 from ..comprehension import (
     SUM,
     Comprehension,
@@ -80,6 +86,8 @@ BLOCK = (6, 32)
 LANES = 32
 LANES_MIN_REDUCTION = 64
 LANES_MIN_LAST = 8  # with several reduction variables, the least extent of the split one
+# the least number of times a key panel's values are read (row blocks × other axes) for one
+PANEL_REUSE = 8
 
 
 @dataclass(frozen=True)
@@ -90,7 +98,8 @@ class Plan:
     side; ``rows``/``cols``: the reads staged as row tiles (vary along ``a``, not ``b``) and
     column tiles (along ``b``, not ``a``); ``width``: a combine tree's invocations; ``block``:
     a register block's rows and columns; ``lanes``: a split reduction's partial states;
-    ``keys``: a rescaling vector plan's reduction steps per block."""
+    ``keys``: a rescaling vector plan's reduction steps per block; ``panel``: the inline
+    read it computes for a block at once from a transposed panel (``score_panel``)."""
 
     kind: str = "per_element"
     vector: tuple[str, ...] = ()
@@ -104,6 +113,7 @@ class Plan:
     block: tuple[int, int] = (1, 1)
     lanes: int = 1
     keys: int = 1
+    panel: str | None = None
 
     def __str__(self) -> str:
         if self.kind == "vector":
@@ -111,7 +121,11 @@ class Plan:
             text = f"vector over {', '.join(self.vector)} (state {state} per element)"
             if self.a is not None:
                 text = f"{text}, {self.block[0]} rows of {self.a} each"
-            return text if self.keys == 1 else f"{text}, {self.keys} steps per block"
+            if self.keys > 1:
+                text = f"{text}, {self.keys} steps per block"
+            if self.panel is not None:
+                text = f"{text}, {self.panel} from a key panel"
+            return text
         if self.kind == "tiled":
             return (
                 f"tiled {self.tile}x{self.tile} over {self.a}, {self.b} "
@@ -166,10 +180,13 @@ def varying_state(comp: Comprehension, axes: Sequence[str]) -> tuple[int, ...]:
         out = grown
 
 
-def invariant_parts(nodes: Sequence[Node], leaf_varies: Callable[[Node], bool]) -> list[Node]:
+def invariant_parts(
+    nodes: Sequence[Node], leaf_varies: Callable[[Node], bool], leaves: bool = False
+) -> list[Node]:
     """The largest subexpressions under ``nodes`` that do not vary (``leaf_varies`` says
     which leaves do), each an argument of one that does: what a vector or register-block
-    loop computes once outside it (comparisons stay with their select)."""
+    loop computes once outside it (comparisons stay with their select; ``leaves``: a
+    variable that does not vary is a part too)."""
     varies: dict[int, bool] = {}
     order = topo_order(list(nodes))
     for n in order:
@@ -178,17 +195,19 @@ def invariant_parts(nodes: Sequence[Node], leaf_varies: Callable[[Node], bool]) 
     for n in order:
         if varies[id(n)]:
             for a in n.args:
-                if not varies[id(a)] and a.args and a.op not in BOOL_OPS:
+                whole = a.args and a.op not in BOOL_OPS
+                if not varies[id(a)] and (whole or (leaves and a.op == "var")):
                     parts.setdefault(id(a), a)
     return list(parts.values())
 
 
 def _vector_plan(
-    comp: Comprehension, rows: int = 1, lift: bool = False, keys: int = 1
+    comp: Comprehension, rows: int = 1, lift: bool = False, keys: int = 1, panel: bool = False
 ) -> Plan | None:
     """A vector plan (see the module's docstring); with ``rows`` > 1, over that many rows
     of the last other output axis too (a register block of rows × the vector); with
-    ``keys`` > 1, in blocks of that many reduction steps where the monoid allows it."""
+    ``keys`` > 1, in blocks of that many reduction steps where the monoid allows it
+    (``panel``: a score from a key panel, where one fits)."""
     found = _vector_axes(comp, lift)
     if found is None:
         return None
@@ -202,7 +221,103 @@ def _vector_plan(
     if not others:
         return found
     axis, extent = others[-1]
-    return replace(found, a=axis, block=(min(rows, extent), 1))
+    found = replace(found, a=axis, block=(min(rows, extent), 1))
+    staged = score_panel(comp, found) if panel else None
+    return found if staged is None else replace(found, panel=staged.read)
+
+
+@dataclass(frozen=True)
+class KeyPanel:
+    """An inline sum ``read`` of a block plan computed for a block of keys at once:
+    ``body`` is its producer's body over the names of ``rows`` (parts that do not vary
+    along the reading reduction: computed per row and inner step) and of ``cols`` (parts
+    that vary along it but not along the plan's rows: each staged once per call into a
+    panel [batch axes…, inner step, key]); ``batch``: the reading comprehension's output
+    axes the columns vary along."""
+
+    read: str
+    body: Node
+    rows: tuple[tuple[str, Node], ...]
+    cols: tuple[tuple[str, Node], ...]
+    batch: tuple[str, ...]
+
+
+def score_panel(comp: Comprehension, found: Plan) -> KeyPanel | None:
+    """The inline read a rescaling block plan over rows (``found``) can compute from a key
+    panel (``KeyPanel``), or None: a one-variable sum with no epilogue, read by the
+    components that do not vary along the vector, whose body splits as above, and whose
+    panel is read at least ``PANEL_REUSE`` times (once per value of the other output axes)."""
+    monoid = comp.monoid
+    if found.keys < 2 or found.a is None or monoid is None:
+        return None
+    ((r, _),) = comp.reduce
+    fixed = [comp.body[k] for k in range(monoid.arity) if k not in found.varying]
+    for name in sorted({n.name for n in topo_order(fixed) if n.op == "var"}):
+        read = comp.reads.get(name)
+        if not isinstance(read, Inline) or comp.depends_on(var(name), found.vector):
+            continue
+        inner = read.comp
+        if (
+            len(inner.reduce) != 1
+            or inner.epilogue is not None
+            or inner.monoid is None
+            or inner.monoid.arity != 1
+            or data_pin(inner) is not None
+            or loop_stop(inner) is not None
+        ):
+            continue
+        staged = _split_score(comp, found, name, read, r)
+        if staged is None:
+            continue
+        extent = dict(zip(comp.index, comp.shape))
+        reuse = math.prod(
+            e for n, e in extent.items() if n not in found.vector and n not in staged.batch
+        )
+        if reuse >= PANEL_REUSE:
+            return staged
+    return None
+
+
+def _split_score(
+    comp: Comprehension, found: Plan, name: str, read: Inline, r: str
+) -> KeyPanel | None:
+    """``read``'s body split into row and column parts (``KeyPanel``), or None."""
+    inner = read.comp
+    # the reading comprehension's variables each inner index variable moves with
+    outer = {
+        u: {n for n, k in zip(comp.names, row) if k} for u, row in zip(inner.index, read.index.rows)
+    }
+
+    def moves(n: Node) -> set[str]:  # the outer variables a leaf of the body moves with
+        if n.op != "var":
+            return set()
+        if n.name in outer:
+            return outer[n.name]
+        return set().union(*(outer[u] for u in inner.index if inner.depends_on(n, [u])))
+
+    body, rows = _named_parts(inner.body[0], lambda n: r in moves(n), "h")
+    row_names = {n for n, _ in rows}
+    assert found.a is not None
+    body, cols = _named_parts(
+        body, lambda n: n.op == "var" and (n.name in row_names or found.a in moves(n)), "g"
+    )
+    leaves = {n.name for n in topo_order([body]) if n.op == "var"}
+    col_moves = set().union(*(moves(n) for _, c in cols for n in topo_order([c])))
+    if not cols or r not in col_moves or not leaves <= row_names | {n for n, _ in cols}:
+        return None
+    batch = tuple(n for n in comp.index if n in col_moves)
+    return KeyPanel(name, body, tuple(rows), tuple(cols), batch)
+
+
+def _named_parts(
+    body: Node, moving: Callable[[Node], bool], prefix: str
+) -> tuple[Node, list[tuple[str, Node]]]:
+    """``body`` over names for its largest parts that do not vary (``moving`` says which
+    leaves do; a variable that does not vary is a part too), and those parts by name."""
+    constant = not any(moving(n) for n in topo_order([body]) if not n.args)
+    parts = [body] if constant else invariant_parts([body], moving, leaves=True)
+    named = [(f"{prefix}{k}", p) for k, p in enumerate(parts)]
+    return replace_nodes([body], {id(p): var(n) for n, p in named})[0], named
 
 
 def _vector_axes(comp: Comprehension, lift: bool) -> Plan | None:
@@ -484,22 +599,25 @@ def plan(
     lanes_min: int = LANES_MIN_REDUCTION,
     vector_rows: int = 1,
     vector_keys: int = 1,
+    key_panel: bool = False,
 ) -> Plan:
     """The plan for ``comp``; ``workgroups`` allows the plans that need workgroup memory
     and barriers (WGSL kernels), ``registers`` the register-blocked and split-lane plans
     (compiled C; WGSL without workgroups), ``vector_rows`` vector plans over several rows
-    (``vector_keys``: and reduction steps, where the monoid rescales).
+    (``vector_keys``: and reduction steps, where the monoid rescales; ``key_panel``: a score
+    of such a plan from a transposed key panel, where one fits).
     A vector plan is preferred: it removes work, tiles only
     move it; one that pays only by lifting parts of varying components comes last. A sum
     pinned by data (``data_pin``) runs per element: it has one step."""
     if data_pin(comp) is not None:
         return Plan()
-    found = _vector_plan(comp, vector_rows, keys=vector_keys)
+    found = _vector_plan(comp, vector_rows, keys=vector_keys, panel=key_panel)
     if found is None and registers:
         found = _blocked_plan(comp, block) or lanes_plan(comp, lanes, lanes_min)
     if found is None and workgroups:
         found = _tiled_plan(comp, tile) or _tree_plan(comp, tree_width, tree_min)
-    return found or _vector_plan(comp, vector_rows, lift=True, keys=vector_keys) or Plan()
+    lifted = _vector_plan(comp, vector_rows, lift=True, keys=vector_keys, panel=key_panel)
+    return found or lifted or Plan()
 
 
 def plans(graph: TensorGraph, *, workgroups: bool = False, **options: int) -> dict[str, Plan]:
@@ -513,6 +631,7 @@ __all__ = [
     "MAX_VECTOR",
     "TILE",
     "TREE_WIDTH",
+    "KeyPanel",
     "Plan",
     "cost",
     "data_pin",
@@ -522,5 +641,6 @@ __all__ = [
     "loop_stop",
     "plan",
     "plans",
+    "score_panel",
     "varying_state",
 ]
