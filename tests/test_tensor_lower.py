@@ -14,7 +14,7 @@ from toolchains import _wgpu_device, available, compile_and_run, dispatch_size
 
 from tang import tensor as T
 from tang.expr import graph as g
-from tang.tensor.kernels import lower_wgsl
+from tang.tensor.kernels import load_python, lower_wgsl
 from tang.tensor.lower import buffer_order, lower_graph, nest_languages
 from tests.skips import skip_missing_tool
 
@@ -100,13 +100,12 @@ def run_c(graph: T.TensorGraph, vals: dict[str, np.ndarray], **plan_options) -> 
 def run_python(
     graph: T.TensorGraph, vals: dict[str, np.ndarray], **options
 ) -> dict[str, np.ndarray]:
-    """Execute the lowered Python (our printer's own output, never user text)."""
-    namespace: dict = {}
-    source = lower_graph(graph, "python", **options)
-    exec(compile(source, "<tang.tensor.lower>", "exec"), namespace)
+    """Run the lowered Python (our printer's own output, never user text) through the CPU
+    device's loader."""
+    run = load_python(lower_graph(graph, "python", **options))
     buffers = {n: vals[n].ravel().tolist() for n in graph.inputs}
     buffers |= {c.name: [0.0] * max(1, c.size) for c in graph.comprehensions}
-    namespace["run"](*(buffers[n] for n in buffer_order(graph)))
+    run(0, *(buffers[n] for n in buffer_order(graph)))
     return {o: np.array(buffers[o]).reshape(graph.output_shape(o)) for o in graph.outputs}
 
 

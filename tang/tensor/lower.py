@@ -822,8 +822,9 @@ def _vector(
         at = j if rows == 1 else f"{rr} * {width} + {j}"
         return st.element.format(name=state[k], i=at)
 
-    def each_row(unroll: bool | str = True, declare: bool = True) -> None:  # opens the
-        # loop over this iteration's rows (if any), declaring the row's index (``declare``)
+    def each_row(unroll: bool | str = True, declare: bool = True) -> None:
+        """Open the loop over this iteration's rows (if any), declaring each row's index
+        (``declare``; ``unroll``: as ``_Writer.loop``'s)."""
         if rows > 1:
             assert row_axis is not None
             w.loop(rr, rows, unroll=unroll)
