@@ -7,6 +7,8 @@
     of value and gradient on the same expressions (sympy is handed its expressions already
     built: its parsing is not timed; its cache is cleared before each run, as tang's
     results are dropped, and their nodes freed, in each run). Target: tang ≥ 100× faster.
+    Then parse alone, and parse + grad, raced against the peer the same way: the ratio the
+    whole would reach if the steps after them cost nothing.
 (b) the gradient graph of a 1,600-step leapfrog orbit (``tang.physics.gravity.leapfrog_orbit``,
     written once over any number): trace + reverse mode. Target ≤ 0.5 s. For scale, the
     same simulation run once on plain floats.
@@ -66,13 +68,6 @@ def bench_expressions(repeat: int) -> None:
     exprs = sympy_expressions()
     symbols = [sp.Symbol(n, real=True) for n in INPUTS]
 
-    def tang_one(text: str) -> Callable[[], object]:
-        def run() -> int:
-            tang.simplify(tang.grad(parse_graph(text, variables=INPUTS)))
-            return collect()  # free the dropped nodes now: their cost belongs to this run
-
-        return run
-
     def sympy_one(expr: object) -> Callable[[], object]:
         def run() -> object:
             clear_cache()  # sympy memoizes: without this, reruns would only look results up
@@ -80,7 +75,7 @@ def bench_expressions(repeat: int) -> None:
 
         return run
 
-    fns = [f for t, e in zip(texts, exprs, strict=True) for f in (tang_one(t), sympy_one(e))]
+    fns = [f for t, e in zip(texts, exprs, strict=True) for f in (tang_steps(t), sympy_one(e))]
     times = fastest_interleaved(fns, repeat)
     print(f"(a) parse + grad + simplify, 20 expressions (min of {repeat}):")
     print(
@@ -98,6 +93,28 @@ def bench_expressions(repeat: int) -> None:
         f"tang {total_sympy / total_tang:.0f}× faster (per expression: min "
         f"{min(ratios):.0f}×, median {statistics.median(ratios):.0f}×; target ≥ 100×)"
     )
+    # the same race for the first steps alone: the ratio the whole could reach if the
+    # steps after them cost nothing (each tang run again follows a sympy run)
+    firsts = [("parse", 1), ("parse + grad", 2)]
+    fns = [
+        f
+        for t, e in zip(texts, exprs, strict=True)
+        for f in (tang_steps(t, steps) for _, steps in firsts)
+        for f in (f, sympy_one(e))
+    ]
+    times = fastest_interleaved(fns, repeat)
+    width = 2 * len(firsts)  # per expression: each first step, then a sympy run
+    chunks = [times[i : i + width] for i in range(0, len(times), width)]
+    peer = sum(min(c[1::2]) for c in chunks)
+    print(
+        "    the first steps alone, raced the same way (the ratio the whole would reach if "
+        "the later steps cost nothing): "
+        + ", ".join(
+            f"{name} {sum(c[2 * k] for c in chunks) * 1e3:.1f} ms "
+            f"{peer / sum(c[2 * k] for c in chunks):.0f}×"
+            for k, (name, _) in enumerate(firsts)
+        )
+    )
     phases = tang_phases(texts, repeat)
     print(
         "    tang alone, one expression after another, by step (min of each): "
@@ -105,6 +122,22 @@ def bench_expressions(repeat: int) -> None:
         + f"; {sum(phases.values()):.1f} ms in all (above, each run follows a sympy run,"
         " which leaves the CPU caches cold for tang)"
     )
+
+
+def tang_steps(text: str, steps: int = 3) -> Callable[[], int]:
+    """A run of tang's first ``steps`` of parse, grad and simplify on ``text``; the nodes it
+    dropped are freed in the run (their cost belongs to it)."""
+
+    def run() -> int:
+        graph = parse_graph(text, variables=INPUTS)
+        if steps >= 2:
+            graph = tang.grad(graph)
+        if steps >= 3:
+            tang.simplify(graph)
+        del graph
+        return collect()
+
+    return run
 
 
 def tang_phases(texts: list[str], repeat: int) -> dict[str, float]:
