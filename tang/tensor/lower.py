@@ -16,7 +16,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from ..expr.graph import BOOL_OPS, Node, add, mul, replace_nodes, topo_order, var
@@ -33,7 +33,6 @@ from .passes.schedule import (
     invariant_parts,
     lanes_plan,
     loop_stop,
-    score_panel,
 )
 from .passes.schedule import plan as schedule_plan
 from .printing import format_comprehension
@@ -1160,8 +1159,8 @@ def _stage_key_panel(
     once into a panel transposed to [batch axes…, inner step, key], so that a block of keys
     is contiguous at each inner step (freed after the loops: ``scratch_end``)."""
     st = w.printer
-    kp = score_panel(comp, replace(plan, panel=None))
-    assert kp is not None and plan.panel == kp.read and st.scratch is not None
+    kp = plan.panel
+    assert kp is not None and st.scratch is not None
     read = comp.reads[kp.read]
     assert isinstance(read, Inline)
     ((r, keys),) = comp.reduce

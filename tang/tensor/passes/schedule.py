@@ -99,7 +99,7 @@ class Plan:
     column tiles (along ``b``, not ``a``); ``width``: a combine tree's invocations; ``block``:
     a register block's rows and columns; ``lanes``: a split reduction's partial states;
     ``keys``: a rescaling vector plan's reduction steps per block; ``panel``: the inline
-    read it computes for a block at once from a transposed panel (``score_panel``)."""
+    read it computes for a block at once from a transposed key panel (``score_panel``)."""
 
     kind: str = "per_element"
     vector: tuple[str, ...] = ()
@@ -113,7 +113,7 @@ class Plan:
     block: tuple[int, int] = (1, 1)
     lanes: int = 1
     keys: int = 1
-    panel: str | None = None
+    panel: KeyPanel | None = None
 
     def __str__(self) -> str:
         if self.kind == "vector":
@@ -124,7 +124,7 @@ class Plan:
             if self.keys > 1:
                 text = f"{text}, {self.keys} steps per block"
             if self.panel is not None:
-                text = f"{text}, {self.panel} from a key panel"
+                text = f"{text}, {self.panel.read} from a key panel"
             return text
         if self.kind == "tiled":
             return (
@@ -223,7 +223,7 @@ def _vector_plan(
     axis, extent = others[-1]
     found = replace(found, a=axis, block=(min(rows, extent), 1))
     staged = score_panel(comp, found) if panel else None
-    return found if staged is None else replace(found, panel=staged.read)
+    return found if staged is None else replace(found, panel=staged)
 
 
 @dataclass(frozen=True)
